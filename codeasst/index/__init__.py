@@ -1,0 +1,1 @@
+"""The code index: file selection, chunking, the manifest and the vector store."""

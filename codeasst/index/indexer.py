@@ -1,0 +1,314 @@
+"""Bring a repository's index up to date, touching only what changed.
+
+Crash safety: a group of files is written as "delete their old chunks, store
+the new ones, then record them in the manifest". A kill at any point leaves
+the manifest claiming no more than the store holds, and the next run redoes
+the unrecorded files, deleting by path first, so nothing is duplicated or lost.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol, Self
+
+from codeasst.backends.base import Embedder
+from codeasst.config import IndexSettings
+from codeasst.errors import IndexLocked
+from codeasst.index import chunker
+from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
+from codeasst.index.manifest import Entry, Manifest
+from codeasst.index.store import ChunkStore
+
+# Bump when the text fed to the embedder changes shape.
+EMBED_TEXT_VERSION = 1
+
+
+class Progress(Protocol):
+    def start(self, files: int) -> None: ...
+    def advance(self, files: int = 0, chunks: int = 0) -> None: ...
+
+
+@dataclass
+class IndexSummary:
+    root: str
+    files: int = 0  # files holding chunks, after the run
+    chunks: int = 0  # chunks in the index, after the run
+    added: int = 0
+    changed: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    chunks_written: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    rebuilt: str | None = None  # why the whole index was rebuilt, if it was
+    elapsed_s: float = 0.0
+    embed_s: float = 0.0
+
+    def skipped_by_reason(self) -> dict[str, int]:
+        return dict(Counter(item["reason"].split(" (")[0] for item in self.skipped))
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["skipped_by_reason"] = self.skipped_by_reason()
+        return data
+
+
+@dataclass
+class Staleness:
+    added: list[str]
+    modified: list[str]
+    deleted: list[str]
+
+
+def embedding_text(chunk: chunker.Chunk) -> str:
+    """What the embedder sees: where the code lives and what it is called, then the code."""
+    return f"{chunk.path} {chunk.name}\n{chunk.text}"
+
+
+def chunk_id(chunk: chunker.Chunk) -> str:
+    key = "\0".join(map(str, (chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name, chunk.text)))
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def fingerprint(settings: IndexSettings, embedder_name: str) -> dict[str, str]:
+    """Everything whose change makes every stored vector stale."""
+    return {
+        "embedder": embedder_name,
+        "chunker": chunker.chunker_fingerprint(),
+        "chunk_chars": str(settings.chunk_chars),
+        "overlap_lines": str(settings.overlap_lines),
+        "embed_text": str(EMBED_TEXT_VERSION),
+    }
+
+
+class IndexLock:
+    """One writer per index; a second one fails fast instead of waiting."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "lock"
+
+    def __enter__(self) -> Self:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = self.path.open("a+")
+        try:
+            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._fh.seek(0)
+            holder = self._fh.read().strip() or "another process"
+            self._fh.close()
+            raise IndexLocked(
+                f"the index is being updated by {holder}",
+                hint="wait for it to finish; if none is running, delete " + str(self.path),
+            ) from None
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(f"pid {os.getpid()}")
+        self._fh.flush()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._fh.truncate(0)
+        fcntl.flock(self._fh, fcntl.LOCK_UN)
+        self._fh.close()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Indexer:
+    def __init__(self, root: Path, index_dir: Path, settings: IndexSettings, embedder: Embedder,
+                 open_store: Callable[[], ChunkStore], progress: Progress | None = None) -> None:
+        self.root = root
+        self.index_dir = index_dir
+        self.settings = settings
+        self.embedder = embedder
+        self._open_store = open_store
+        self._store: ChunkStore | None = None
+        self.progress = progress
+
+    @property
+    def store(self) -> ChunkStore:
+        # Opened only when there is work: a no-op run never pays for importing chromadb.
+        if self._store is None:
+            self._store = self._open_store()
+        return self._store
+
+    def status(self) -> dict:
+        """What the index holds and how stale it is, without writing anything."""
+        manifest = Manifest(self.index_dir / "manifest.sqlite")
+        try:
+            entries = manifest.entries()
+            updated = manifest.get_meta("updated_at")
+            stored = manifest.get_meta("fingerprint")
+        finally:
+            manifest.close()
+        stale = self._staleness(entries)
+        return {
+            "root": str(self.root),
+            "index_dir": str(self.index_dir),
+            "indexed": updated is not None,
+            "updated_at": float(updated) if updated else None,
+            "files": sum(1 for e in entries.values() if e.chunks),
+            "chunks": sum(e.chunks for e in entries.values()),
+            "skipped": sum(1 for e in entries.values() if e.skipped),
+            "settings_changed": bool(stored) and json.loads(stored) != fingerprint(self.settings, self.embedder.name),
+            "stale": asdict(stale),
+        }
+
+    def _staleness(self, entries: dict[str, Entry]) -> Staleness:
+        """What changed since the last run, judged by size and mtime alone (no hashing)."""
+        found = scan(self.root, IgnoreRules(self.root), self.settings.max_file_bytes)
+        current = {f.path: f for f in found.files}
+        modified = [p for p, f in current.items()
+                    if p in entries and (entries[p].size, entries[p].mtime_ns) != (f.size, f.mtime_ns)]
+        return Staleness(
+            added=sorted(set(current) - set(entries)),
+            modified=sorted(modified),
+            deleted=sorted(set(entries) - set(current)),
+        )
+
+    def run(self, rebuild: bool = False) -> IndexSummary:
+        started = time.perf_counter()
+        summary = IndexSummary(root=str(self.root))
+        with IndexLock(self.index_dir):
+            if rebuild:
+                self._wipe()
+            manifest = Manifest(self.index_dir / "manifest.sqlite")
+            try:
+                self._run(manifest, summary, rebuild)
+            finally:
+                manifest.close()
+        summary.elapsed_s = round(time.perf_counter() - started, 3)
+        return summary
+
+    def _wipe(self) -> None:
+        """Remove the local index files whatever state they are in, then empty the collection."""
+        for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm"):
+            (self.index_dir / name).unlink(missing_ok=True)
+        ChunkStore.destroy_local(self.index_dir)
+        self.store.drop()  # for a Chroma server, the only copy lives there
+
+    def _run(self, manifest: Manifest, summary: IndexSummary, rebuild: bool) -> None:
+        wanted = fingerprint(self.settings, self.embedder.name)
+        stored = manifest.get_meta("fingerprint")
+        if rebuild:
+            summary.rebuilt = "asked with --rebuild"
+        elif stored is not None and json.loads(stored) != wanted:
+            old = json.loads(stored)
+            changed = sorted(k for k in wanted if old.get(k) != wanted[k])
+            summary.rebuilt = "settings changed: " + ", ".join(f"{k} {old.get(k)} -> {wanted[k]}" for k in changed)
+        if summary.rebuilt and not rebuild:
+            self.store.drop()
+            manifest.clear()
+        if stored is None or summary.rebuilt:
+            manifest.set_meta({"fingerprint": json.dumps(wanted), "root": str(self.root)})
+
+        entries = manifest.entries()
+        found = scan(self.root, IgnoreRules(self.root), self.settings.max_file_bytes)
+        summary.skipped = [{"path": p, "reason": r} for p, r in found.skipped]
+        current = {f.path: f for f in found.files}
+
+        deleted = sorted(set(entries) - set(current))
+        touched: list[Entry] = []
+        todo: list[tuple[FileInfo, str]] = []
+        for path, info in current.items():
+            old = entries.get(path)
+            if old and (old.size, old.mtime_ns) == (info.size, info.mtime_ns):
+                summary.unchanged += 1
+                continue
+            try:
+                digest = _sha256(self.root / path)
+            except OSError as exc:
+                summary.skipped.append({"path": path, "reason": f"unreadable: {exc.strerror}"})
+                continue
+            if old and old.sha256 == digest:
+                touched.append(Entry(path, info.size, info.mtime_ns, digest, old.chunks, old.skipped))
+                summary.unchanged += 1
+            else:
+                todo.append((info, digest))
+                if old:
+                    summary.changed += 1
+                else:
+                    summary.added += 1
+        summary.deleted = len(deleted)
+
+        if deleted:
+            self.store.delete_paths(deleted)
+            manifest.remove(deleted)
+        if touched:
+            manifest.put(touched)
+        if todo:
+            self._write(todo, manifest, summary, entries)
+
+        manifest.set_meta({"updated_at": str(time.time())})
+        final = manifest.entries()
+        summary.files = sum(1 for e in final.values() if e.chunks)
+        summary.chunks = sum(e.chunks for e in final.values())
+        # Files skipped for their content stay in the manifest so they are not re-read each run.
+        known = {item["path"] for item in summary.skipped}
+        summary.skipped += [{"path": e.path, "reason": e.skipped} for e in final.values()
+                            if e.skipped and e.path not in known]
+        summary.skipped.sort(key=lambda item: item["path"])
+
+    def _write(self, todo: list[tuple[FileInfo, str]], manifest: Manifest, summary: IndexSummary,
+               previous: dict[str, Entry]) -> None:
+        self.embedder.load()
+        if self.progress:
+            self.progress.start(len(todo))
+        group: list[tuple[Entry, list[chunker.Chunk]]] = []
+        pending = 0
+        for info, digest in todo:
+            entry, chunks = self._chunk_file(info, digest)
+            if entry.skipped and not previous.get(info.path):
+                summary.skipped.append({"path": info.path, "reason": entry.skipped})
+            group.append((entry, chunks))
+            pending += len(chunks)
+            if pending >= self.settings.group_chunks:
+                self._flush(group, manifest, summary)
+                group, pending = [], 0
+        self._flush(group, manifest, summary)
+
+    def _chunk_file(self, info: FileInfo, digest: str) -> tuple[Entry, list[chunker.Chunk]]:
+        try:
+            data = (self.root / info.path).read_bytes()
+        except OSError as exc:
+            return Entry(info.path, info.size, info.mtime_ns, digest, 0, f"unreadable: {exc.strerror}"), []
+        text, reason = decode_source(data)
+        if text is None:
+            return Entry(info.path, info.size, info.mtime_ns, digest, 0, reason), []
+        chunks = chunker.chunk_file(info.path, text, self.settings.chunk_chars, self.settings.overlap_lines)
+        unique = list({chunk_id(c): c for c in chunks}.items())
+        return Entry(info.path, info.size, info.mtime_ns, digest, len(unique), None), [c for _, c in unique]
+
+    def _flush(self, group: list[tuple[Entry, list[chunker.Chunk]]], manifest: Manifest,
+               summary: IndexSummary) -> None:
+        if not group:
+            return
+        chunks = [c for _, cs in group for c in cs]
+        started = time.perf_counter()
+        advance = (lambda n: self.progress.advance(chunks=n)) if self.progress else None
+        vectors = self.embedder.embed([embedding_text(c) for c in chunks], progress=advance)
+        summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)
+        self.store.replace(
+            paths=[entry.path for entry, _ in group],
+            ids=[chunk_id(c) for c in chunks],
+            vectors=vectors,
+            documents=[c.text for c in chunks],
+            metadatas=[
+                {"path": c.path, "language": c.language, "start_line": c.start_line,
+                 "end_line": c.end_line, "kind": c.kind, "name": c.name}
+                for c in chunks
+            ],
+        )
+        manifest.put([entry for entry, _ in group])
+        summary.chunks_written += len(chunks)
+        if self.progress:
+            self.progress.advance(files=len(group))

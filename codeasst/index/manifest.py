@@ -1,0 +1,103 @@
+"""The manifest: what the index holds, per file (size, mtime, content hash, chunks).
+
+It lives in SQLite beside the vectors. A file's row is written only after its
+chunks are stored, so after a crash the manifest never claims more than the
+store has; the indexer deletes a file's old chunks before storing new ones, so
+a re-run cannot leave duplicates.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeasst.errors import IndexCorrupt
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    chunks: int
+    skipped: str | None = None  # why a file holds no chunks (binary, not UTF-8...)
+
+
+class Manifest:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, timeout=5)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            self._db.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS files (
+                    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,
+                    sha256 TEXT, chunks INTEGER, skipped TEXT);
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+                PRAGMA user_version = 1;
+                """
+            )
+        elif version > SCHEMA_VERSION:
+            raise IndexCorrupt(f"index manifest {self.path} was written by a newer codeasst")
+
+    def entries(self) -> dict[str, Entry]:
+        try:
+            rows = self._db.execute("SELECT path, size, mtime_ns, sha256, chunks, skipped FROM files")
+            return {row[0]: Entry(*row) for row in rows}
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"index manifest {self.path} is unreadable: {exc}") from None
+
+    def put(self, entries: list[Entry]) -> None:
+        with self._transaction():
+            self._db.executemany(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped) for e in entries],
+            )
+
+    def remove(self, paths: list[str]) -> None:
+        with self._transaction():
+            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+
+    def clear(self) -> None:
+        with self._transaction():
+            self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM meta")
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(values.items()))
+
+    def _transaction(self):
+        return _Transaction(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")

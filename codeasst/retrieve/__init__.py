@@ -1,0 +1,1 @@
+"""Retrievers over the index."""

@@ -1,0 +1,67 @@
+"""One way to wire the services, shared by the CLI, the TUI, the server and the tests.
+
+Models load lazily and once per process: the backends cache their loaders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from codeasst import paths
+from codeasst.backends.base import Embedder
+from codeasst.config import LoadedSettings, Settings, load_settings
+from codeasst.index.indexer import Indexer, Progress
+from codeasst.index.store import ChunkStore
+
+
+@dataclass
+class Repo:
+    root: Path
+    is_git: bool
+
+    @classmethod
+    def find(cls, start: Path) -> Repo:
+        root, is_git = paths.find_repo_root(start)
+        return cls(root, is_git)
+
+    @property
+    def index_dir(self) -> Path:
+        return paths.index_dir(self.root)
+
+
+@dataclass
+class Services:
+    repo: Repo
+    loaded: LoadedSettings
+    _embedder: Embedder | None = field(default=None, repr=False)
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        if self._embedder is not None:
+            return self._embedder
+        from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
+
+        cfg = self.settings.embedder
+        return SentenceTransformerEmbedder(cfg.model, cfg.device, cfg.batch_size, cfg.max_seq_length)
+
+    def open_store(self) -> ChunkStore:
+        return ChunkStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
+
+    def indexer(self, progress: Progress | None = None) -> Indexer:
+        return Indexer(self.repo.root, self.repo.index_dir, self.settings.index, self.embedder,
+                       self.open_store, progress)
+
+
+def build_services(start: Path | None = None, flags: dict[str, Any] | None = None, *,
+                   embedder: Embedder | None = None) -> Services:
+    """Find the repository around `start`, load its settings, and wire the backends."""
+    repo = Repo.find(start or Path.cwd())
+    loaded = load_settings(repo.root, flags)
+    return Services(repo=repo, loaded=loaded, _embedder=embedder)

@@ -1,0 +1,1 @@
+complete --command codeasst --no-files --arguments "(env _CODEASST_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) codeasst)" --condition "env _CODEASST_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) codeasst"

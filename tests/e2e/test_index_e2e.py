@@ -1,0 +1,160 @@
+"""`codeasst index`, `status` and `search` end to end: real tree-sitter, embedder and Chroma."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from codeasst.index import chunker
+from codeasst.index.indexer import chunk_id
+from codeasst.paths import index_dir
+from tests.conftest import write_tree
+from tests.e2e.conftest import CLI, run_cli, run_json
+
+pytestmark = pytest.mark.slow
+
+REPO = {
+    "billing/invoice.py": (
+        "from decimal import Decimal\n\nTAX_RATE = Decimal('0.2')\n\n\n"
+        "class Invoice:\n    def __init__(self, lines):\n        self.lines = lines\n\n"
+        "    def total(self):\n        subtotal = sum(l.price * l.qty for l in self.lines)\n"
+        "        return subtotal * (1 + TAX_RATE)\n"
+    ),
+    "auth/login.ts": (
+        "export async function login(user: string, password: string): Promise<string> {\n"
+        "  const hash = await hashPassword(password);\n  return issueToken(user, hash);\n}\n"
+    ),
+    "db/schema.sql": "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT NOT NULL);\n",
+    "docs/deploy.md": "# Deploying\n\nBuild the docker image, then push it to the registry.\n",
+    "server/router.go": (
+        "package server\n\nfunc RegisterRoutes(mux *Mux) {\n\tmux.Handle(\"/health\", health)\n}\n"
+    ),
+}
+
+
+def test_index_search_status_and_incremental_updates(make_repo, tmp_path):
+    root = make_repo(REPO)
+    first = run_json("index", str(root))
+    assert (first["added"], first["files"], first["deleted"]) == (5, 5, 0)
+    assert first["chunks"] == first["chunks_written"] >= 5
+
+    hits = run_json("search", "compute the invoice total with tax", "-k", "3", cwd=root / "docs")
+    assert hits[0]["path"] == "billing/invoice.py"
+    assert {"path", "start_line", "end_line", "symbol", "score", "sources"} <= set(hits[0])
+    hits = run_json("search", "user password authentication token", "-k", "1", cwd=root)
+    assert hits[0]["path"] == "auth/login.ts" and hits[0]["symbol"] == "auth.login"
+
+    status = run_json("status", "-C", str(root))
+    assert status["files"] == 5 and not any(status["stale"].values())
+
+    (root / "docs/deploy.md").write_text("# Deploying\n\nUse the helm chart in deploy/.\n")
+    (root / "db/schema.sql").unlink()
+    write_tree(root, {"api/health.py": "def health():\n    return 'ok'\n"})
+    status = run_json("status", "-C", str(root))
+    assert status["stale"] == {"added": ["api/health.py"], "modified": ["docs/deploy.md"],
+                               "deleted": ["db/schema.sql"]}
+    again = run_json("index", str(root))
+    assert (again["added"], again["changed"], again["deleted"], again["unchanged"]) == (1, 1, 1, 3)
+    noop = run_json("index", str(root))
+    assert (noop["chunks_written"], noop["unchanged"]) == (0, 5)
+
+    text = run_cli("index", str(root)).stdout
+    assert text.startswith("Indexed 5 files, ")
+
+
+def _click_subset(dest: Path) -> Path:
+    src = Path(sysconfig.get_paths()["purelib"]) / "click"
+    dest.mkdir()
+    subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    for name in ("core.py", "types.py", "utils.py", "termui.py", "decorators.py", "exceptions.py"):
+        shutil.copy(src / name, dest / name)
+    return dest
+
+
+def _expected_ids(root: Path) -> set[str]:
+    ids = set()
+    for path in sorted(root.glob("*.py")):
+        ids |= {chunk_id(c) for c in chunker.chunk_file(path.name, path.read_text(), 1500, 5)}
+    return ids
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig):
+    root = _click_subset(tmp_path / "click")
+    env = {"CODEASST_INDEX__GROUP_CHUNKS": "16"}
+    proc = subprocess.Popen([*CLI, "index", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**__import__("os").environ, **env})
+    manifest = index_dir(root) / "manifest.sqlite"
+    deadline = time.time() + 300
+    recorded = 0
+    while time.time() < deadline and proc.poll() is None:
+        if manifest.exists():
+            try:
+                with sqlite3.connect(manifest) as db:
+                    recorded = db.execute("SELECT count(*) FROM files").fetchone()[0]
+            except sqlite3.OperationalError:
+                recorded = 0
+            if recorded:
+                break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert "interrupted; the index is consistent" in err and "Traceback" not in err
+    else:
+        assert proc.returncode == -signal.SIGKILL
+
+    resumed = run_json("index", str(root), env=env)
+    assert resumed["added"] + resumed["unchanged"] == 6 and resumed["added"] < 6
+
+    from chromadb import PersistentClient
+    from chromadb.config import Settings
+
+    client = PersistentClient(str(index_dir(root) / "chroma"), Settings(anonymized_telemetry=False))
+    (collection,) = client.list_collections()
+    ids = collection.get(include=[])["ids"]
+    assert len(ids) == len(set(ids)) == resumed["chunks"]
+    assert set(ids) == _expected_ids(root)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_a_chroma_server_can_hold_the_index(make_repo, tmp_path):
+    chroma = Path(sys.executable).parent / "chroma"
+    port = _free_port()
+    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        root = make_repo(REPO)
+        env = {"CODEASST_STORE__CHROMA_URL": f"http://127.0.0.1:{port}"}
+        summary = run_json("index", str(root), env=env)
+        assert summary["files"] == 5
+        assert not (index_dir(root) / "chroma").exists(), "vectors must live on the server"
+        hits = run_json("search", "database table of users", "-k", "1", cwd=root, env=env)
+        assert hits[0]["path"] == "db/schema.sql"
+        rebuilt = run_json("index", "--rebuild", str(root), env=env)
+        assert rebuilt["chunks"] == summary["chunks"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,0 +1,118 @@
+"""Incremental indexing logic, with a deterministic fake embedder but real Chroma and tree-sitter."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from chromadb.api.client import SharedSystemClient
+
+from codeasst.backends.fake import HashingEmbedder
+from codeasst.errors import IndexCorrupt, IndexLocked
+from codeasst.index.indexer import IndexLock
+from codeasst.services import build_services
+
+SOURCE = {
+    "app/models.py": "class User:\n    def __init__(self, name):\n        self.name = name\n",
+    "app/views.py": "def profile(user):\n    return {'name': user.name}\n",
+    "web/main.ts": "export function start(port: number) {\n  return port + 1;\n}\n",
+    "README.md": "# Demo\n\nA tiny repository.\n",
+}
+
+
+def services_for(root: Path, embedder=None, **flags):
+    return build_services(root, flags, embedder=embedder or HashingEmbedder())
+
+
+def test_incremental_runs_touch_only_what_changed(make_repo):
+    root = make_repo(SOURCE)
+    embedder = HashingEmbedder()
+    first = services_for(root, embedder).indexer().run()
+    assert (first.added, first.changed, first.deleted, first.files) == (4, 0, 0, 4)
+    assert first.chunks == first.chunks_written == services_for(root).open_store().count()
+
+    indexer = services_for(root, embedder).indexer()
+    noop = indexer.run()
+    assert (noop.added, noop.changed, noop.deleted, noop.unchanged, noop.chunks_written) == (0, 0, 0, 4, 0)
+    assert indexer._store is None, "a no-op run must not even open the store"
+
+    os.utime(root / "app/views.py", ns=(1, 1))  # touched, same content
+    touched = services_for(root, embedder).indexer().run()
+    assert (touched.changed, touched.chunks_written) == (0, 0)
+
+    calls_before = len(embedder.calls)
+    (root / "app/views.py").write_text("def profile(user):\n    return {'name': user.name, 'id': 1}\n")
+    changed = services_for(root, embedder).indexer().run()
+    assert (changed.changed, changed.unchanged, changed.chunks_written) == (1, 3, 1)
+    assert sum(embedder.calls[calls_before:]) == 1
+
+    (root / "web/main.ts").unlink()
+    deleted = services_for(root, embedder).indexer().run()
+    assert (deleted.deleted, deleted.files) == (1, 3)
+    store = services_for(root).open_store()
+    assert store.count() == deleted.chunks
+    assert not store.ids_for("web/main.ts")
+
+
+def test_changing_chunker_settings_rebuilds_with_a_reason(make_repo):
+    root = make_repo(SOURCE)
+    services_for(root).indexer().run()
+    summary = services_for(root, **{"index.chunk_chars": 700}).indexer().run()
+    assert summary.rebuilt == "settings changed: chunk_chars 1500 -> 700"
+    assert summary.added == 4
+    assert services_for(root).open_store().count() == summary.chunks
+
+
+def test_changing_the_embedder_rebuilds(make_repo):
+    root = make_repo(SOURCE)
+    services_for(root, HashingEmbedder(64)).indexer().run()
+    summary = services_for(root, HashingEmbedder(32)).indexer().run()
+    assert summary.rebuilt and "embedder fake-hashing-64 -> fake-hashing-32" in summary.rebuilt
+
+
+def test_bad_files_are_skipped_with_reasons_and_not_reread(make_repo):
+    root = make_repo({
+        "ok.py": "x = 1\n",
+        "blob.py": b"\x00\x01\x02binary",
+        "latin.py": "name = 'caf\u00e9'\n".encode("latin-1"),
+        "bundle.js": "var a=1;" * 1_300_000,
+    })
+    summary = services_for(root, **{"index.max_file_bytes": 20_000_000}).indexer().run()
+    reasons = {item["path"]: item["reason"] for item in summary.skipped}
+    assert reasons == {
+        "blob.py": "binary",
+        "latin.py": "not UTF-8 text (bad byte at offset 11)",
+        "bundle.js": "minified (lines average over 1,000 characters)",
+    }
+    assert summary.files == 1
+    again = services_for(root, **{"index.max_file_bytes": 20_000_000}).indexer().run()
+    assert (again.unchanged, again.chunks_written) == (4, 0)
+    assert {item["path"] for item in again.skipped} == set(reasons)
+
+
+def test_a_second_writer_is_refused(make_repo):
+    root = make_repo(SOURCE)
+    services = services_for(root)
+    with IndexLock(services.repo.index_dir), pytest.raises(IndexLocked, match="being updated by pid"):
+        services.indexer().run()
+
+
+@pytest.mark.parametrize("damaged", ["manifest.sqlite", "chroma/chroma.sqlite3"])
+def test_a_corrupted_index_says_so_and_rebuild_repairs_it(make_repo, damaged):
+    root = make_repo(SOURCE)
+    services = services_for(root)
+    services.indexer().run()
+    (root / "app/views.py").write_text("def other():\n    pass\n")  # so the next run must open the store
+    target = services.repo.index_dir / damaged
+    for leftover in target.parent.glob(target.name + "-*"):
+        leftover.unlink()
+    target.write_bytes(b"this is not a database" * 100)
+    SharedSystemClient.clear_system_cache()  # as a new process would find it
+    with pytest.raises(IndexCorrupt) as info:
+        services_for(root).indexer().run()
+    assert "codeasst index --rebuild" in info.value.one_line()
+    summary = services_for(root).indexer().run(rebuild=True)
+    assert summary.rebuilt == "asked with --rebuild"
+    assert summary.files == 4
+    assert services_for(root).open_store().count() == summary.chunks
