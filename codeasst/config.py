@@ -26,8 +26,9 @@ class _Section(BaseModel):
 
 
 class IndexSettings(_Section):
-    chunk_chars: int = 1500
-    """Largest chunk in characters. Bigger definitions are split along their structure."""
+    chunk_chars: int = 1000
+    """Largest chunk in characters. Bigger definitions are split along their structure.
+    1000 keeps truncation by MiniLM's 256 word pieces to about 9% of the text (see docs/benchmarks.md)."""
 
     overlap_lines: int = 5
     """Lines shared by neighbouring windows when a file is cut into plain line windows."""

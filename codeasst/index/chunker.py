@@ -44,7 +44,6 @@ class Chunk:
 
 @dataclass(frozen=True)
 class _Lang:
-    name: str
     format: str
     grammar: str
     class_types: frozenset[str]
@@ -71,7 +70,6 @@ def _table() -> tuple[dict[str, _Lang], dict[str, str], dict[str, str]]:
     for name, t in tomllib.loads(_table_bytes().decode("utf-8")).items():
         sets = {k: frozenset(t.get(k, ())) for k in _Lang.__dataclass_fields__ if k.endswith("_types")}
         langs[name] = _Lang(
-            name=name,
             format=t.get("format", "code"),
             grammar=t.get("grammar", name),
             name_fields=tuple(t.get("name_fields", ("name",))),
@@ -212,28 +210,25 @@ class _CodeChunker:
     def _text(self, node: Any) -> str:
         return " ".join(self.src[node.start_byte : node.end_byte].decode("utf-8", "replace").split())
 
+    def _name_field(self, node: Any) -> Any | None:
+        return next((c for f in self.lang.name_fields if (c := node.child_by_field_name(f)) is not None), None)
+
     def _resolve(self, node: Any, depth: int = 0) -> str:
-        lang = self.lang
-        if node.type in lang.name_leaf_types or node.named_child_count == 0 or depth > 8:
+        """Follow name fields down to the identifier (C: pointer_declarator > function_declarator > identifier)."""
+        if node.type in self.lang.name_leaf_types or node.named_child_count == 0 or depth > 8:
             return self._text(node)
-        for field in lang.name_fields:
-            child = node.child_by_field_name(field)
-            if child is not None:
-                return self._resolve(child, depth + 1)
-        if node.type.endswith("declarator"):  # e.g. C++ reference_declarator has no field
-            for child in node.named_children:
-                if child.type != "parameter_list":
-                    return self._resolve(child, depth + 1)
-        return self._text(node)
+        child = self._name_field(node)
+        if child is None and node.type.endswith("declarator"):  # C++ reference_declarator has no field
+            child = next((c for c in node.named_children if c.type != "parameter_list"), None)
+        return self._resolve(child, depth + 1) if child is not None else self._text(node)
 
     def _own_name(self, node: Any) -> str | None:
         lang = self.lang
         if node.type in lang.default_names:
             return lang.default_names[node.type]
-        for field in lang.name_fields:
-            child = node.child_by_field_name(field)
-            if child is not None:
-                return self._resolve(child)
+        child = self._name_field(node)
+        if child is not None:
+            return self._resolve(child)
         child = next((c for c in node.named_children if c.type in lang.name_child_types), None)
         return self._text(child) if child is not None else None
 
@@ -322,7 +317,8 @@ class _CodeChunker:
             pos = body.start_byte + len(self.src[body.start_byte : body.end_byte].rstrip())
         pieces.append((self.src[pos:hi], pos))
 
-        spans = [(m.start, m.end) for m in members]
+        member_rows = sorted((m.start, m.end) for m in members)
+        member_starts = [s for s, _ in member_rows]
         out: list[str] = []
         cuts: list[tuple[int, int]] = []  # (offset of a newline in the output, its source row)
         length = 0
@@ -331,7 +327,8 @@ class _CodeChunker:
             if at is not None:
                 row, k = bisect.bisect_right(starts, at) - 1, chunk.find("\n")
                 while k >= 0:
-                    if not any(s <= row < e for s, e in spans):  # never cut inside a member
+                    i = bisect.bisect_right(member_starts, row) - 1
+                    if i < 0 or row >= member_rows[i][1]:  # never cut inside a member
                         cuts.append((length + k, row))
                     row, k = row + 1, chunk.find("\n", k + 1)
             out.append(chunk)

@@ -143,13 +143,16 @@ class Indexer:
 
     def status(self) -> dict:
         """What the index holds and how stale it is, without writing anything."""
-        manifest = Manifest(self.index_dir / "manifest.sqlite")
-        try:
-            entries = manifest.entries()
-            updated = manifest.get_meta("updated_at")
-            stored = manifest.get_meta("fingerprint")
-        finally:
-            manifest.close()
+        entries: dict[str, Entry] = {}
+        updated = stored = None
+        if (self.index_dir / "manifest.sqlite").exists():
+            manifest = Manifest(self.index_dir / "manifest.sqlite")
+            try:
+                entries = manifest.entries()
+                updated = manifest.get_meta("updated_at")
+                stored = manifest.get_meta("fingerprint")
+            finally:
+                manifest.close()
         stale = self._staleness(entries)
         return {
             "root": str(self.root),

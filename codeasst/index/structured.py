@@ -98,7 +98,7 @@ def _spans(pieces: list[tuple[int, int]], kind: str, name: str) -> list[Span]:
 _MAPPINGS = {"block_mapping", "flow_mapping", "object"}
 _SEQUENCES = {"block_sequence", "flow_sequence", "array"}
 _PAIRS = {"block_mapping_pair", "flow_pair", "pair"}
-_WRAPPERS = {"stream", "document", "block_node", "flow_node"}
+_WRAPPERS = {"stream", "document", "block_node", "flow_node", "block_sequence_item"}
 
 
 def _collections(node) -> list:

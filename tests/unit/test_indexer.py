@@ -59,7 +59,7 @@ def test_changing_chunker_settings_rebuilds_with_a_reason(make_repo):
     root = make_repo(SOURCE)
     services_for(root).indexer().run()
     summary = services_for(root, **{"index.chunk_chars": 700}).indexer().run()
-    assert summary.rebuilt == "settings changed: chunk_chars 1500 -> 700"
+    assert summary.rebuilt == "settings changed: chunk_chars 1000 -> 700"
     assert summary.added == 4
     assert services_for(root).open_store().count() == summary.chunks
 
