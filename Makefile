@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench-index completions clean
+.PHONY: setup demo test test-fast lint bench-index bench-llm completions clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -32,6 +32,9 @@ lint: setup
 
 bench-index: setup
 	$(PY) bench/index.py
+
+bench-llm: setup
+	$(PY) bench/llm.py
 
 completions: setup
 	for shell in bash zsh fish; do \

@@ -36,6 +36,7 @@ app = typer.Typer(
 
 RepoOption = Annotated[Path, typer.Option("--repo", "-C", help="Run as if started in this directory.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+ModelOption = Annotated[str | None, typer.Option("--model", "-m", help="Model: a name from `codeasst models` or a .gguf path.")]
 EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="Embedder: 'bundled' or a model folder.")]
 
 
@@ -140,6 +141,38 @@ def search(
         return
     for hit in result.hits:
         typer.echo(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}  ({hit.score:.3f})")
+
+
+@app.command()
+def models(
+    check: Annotated[bool, typer.Option("--check", help="Load the model and time a short generation.")] = False,
+    model: ModelOption = None,
+    repo: RepoOption = Path("."),
+    as_json: JsonOption = False,
+) -> None:
+    """List the language models codeasst can use; --check probes one."""
+    from codeasst.console import ModelAssemblyProgress, model_lines, probe_lines
+    from codeasst.models import available_models
+    from codeasst.services import build_services
+
+    services = build_services(repo, model=model, on_model_progress=ModelAssemblyProgress())
+    if check:
+        from codeasst.tasks.probe import probe
+
+        result = probe(services).to_json()
+        if as_json:
+            _emit_json(result)
+        else:
+            typer.echo("\n".join(probe_lines(result)))
+        return
+    specs = [spec.to_json() for spec in available_models(services.settings)]
+    current = model or services.settings.llm.model
+    if current not in {spec["name"] for spec in specs}:
+        specs.append(services.model_spec.to_json())
+    if as_json:
+        _emit_json({"current": current, "models": specs})
+    else:
+        typer.echo("\n".join(model_lines(specs, services.model_spec.name)))
 
 
 @app.command()

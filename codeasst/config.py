@@ -59,6 +59,44 @@ class StoreSettings(_Section):
     """URL of a Chroma server (e.g. http://127.0.0.1:8000); unset keeps Chroma embedded in the data dir."""
 
 
+class LLMSettings(_Section):
+    model: str = "bundled"
+    """'bundled' (Qwen2.5-Coder-0.5B-Instruct, shipped with codeasst), 'bundled-1.5b' (if its
+    packages are installed), a name from [models], or a path to a .gguf file."""
+
+    context_length: int = 8192
+    """Context window in tokens, prompt and answer together."""
+
+    gpu_layers: int | None = None
+    """Layers to offload to the GPU; unset means all when llama.cpp was built with CUDA or Metal."""
+
+    threads: int | None = None
+    """CPU threads for llama.cpp; unset picks the physical cores."""
+
+    timeout_s: float = 120.0
+    """Seconds to wait on a model server before giving up."""
+
+    retries: int = 2
+    """Retries after a failed connection or a 5xx answer from a model server."""
+
+
+class ModelEntry(_Section):
+    path: str | None = None
+    """A local .gguf file."""
+
+    url: str | None = None
+    """Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1."""
+
+    model: str | None = None
+    """The model's name on that server."""
+
+    api_key_env: str | None = None
+    """Name of the environment variable that holds the server's API key (never the key itself)."""
+
+    context_length: int | None = None
+    """Context window, when it differs from llm.context_length."""
+
+
 class Settings(BaseSettings):
     """Every setting codeasst reads. Load with `load_settings`, which tracks origins."""
 
@@ -72,6 +110,12 @@ class Settings(BaseSettings):
 
     store: StoreSettings = StoreSettings()
     """Where the vectors live."""
+
+    llm: LLMSettings = LLMSettings()
+    """The language model and how it runs."""
+
+    models: dict[str, ModelEntry] = {}
+    """Named models: [models.NAME] with a GGUF `path`, or a server `url` and `model`."""
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, **_sources):
@@ -87,7 +131,11 @@ class LoadedSettings:
     files_read: list[Path] = field(default_factory=list)
 
     def origin(self, key: str) -> str:
-        return self.origins.get(key, "default")
+        """Where `key` came from; for a table, where its first set value came from."""
+        if key in self.origins:
+            return self.origins[key]
+        nested = [origin for k, origin in self.origins.items() if k.startswith(key + ".")]
+        return nested[0] if nested else "default"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -188,6 +236,13 @@ def describe(loaded: LoadedSettings) -> list[dict[str, Any]]:
     rows = []
     for section_name in Settings.model_fields:
         section = getattr(loaded.settings, section_name)
+        if isinstance(section, dict):
+            for name, entry in section.items():
+                key = f"{section_name}.{name}"
+                rows.append({"key": key, "value": entry.model_dump(exclude_none=True),
+                             "origin": loaded.origin(key), "env": env_name(key),
+                             "help": Settings.model_fields[section_name].description or ""})
+            continue
         for name, info in type(section).model_fields.items():
             key = f"{section_name}.{name}"
             rows.append(

@@ -49,6 +49,29 @@ class RichProgress:
         self._progress.update(self._task, advance=files, chunks=self._chunks, rate=rate)
 
 
+class ModelAssemblyProgress:
+    """A byte progress bar for assembling the bundled model, the first time only."""
+
+    def __init__(self) -> None:
+        self._progress = None
+        self._task = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not stderr_is_tty():
+            return
+        if self._progress is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+            self._progress = Progress(TextColumn("Unpacking the bundled model"), BarColumn(), DownloadColumn(),
+                                      console=Console(stderr=True), transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("model", total=total)
+        self._progress.update(self._task, completed=done)
+        if done >= total:
+            self._progress.stop()
+
+
 def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[str]:
     lines = []
     if summary["rebuilt"]:
@@ -83,6 +106,33 @@ def ago(timestamp: float | None) -> str:
             n = int(seconds // size)
             return f"{_plural(n, unit)} ago"
     return "just now"
+
+
+def model_lines(specs: list[dict[str, Any]], current: str) -> list[str]:
+    rows = [("", "name", "kind", "size", "quant", "context", "source")]
+    for spec in specs:
+        size = f"{spec['size'] / 1e6:,.0f} MB" if spec["size"] else "-"
+        mark = "*" if spec["name"] == current else " "
+        rows.append((mark, spec["name"], spec["kind"], size, spec["quantization"] or "-",
+                     str(spec["context_length"] or "-"), spec["url"] or spec["source"]))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    for spec in specs:
+        if spec["note"]:
+            lines.append(f"  {spec['name']}: {spec['note']}")
+    return lines
+
+
+def probe_lines(result: dict[str, Any]) -> list[str]:
+    lines = [f"model       {result['model']}"]
+    lines += [f"{key:<11} {value}" for key, value in result["details"].items()]
+    lines.append(f"load        {result['load_s']:.2f} s")
+    prompt = (f"{result['prompt_tokens']} tokens, {result['prompt_tok_s']:.1f} tok/s"
+              if result["prompt_tok_s"] else "n/a")
+    lines.append(f"prompt      {prompt} (first token after {result['first_token_s']:.2f} s)")
+    gen = f"{result['generation_tok_s']:.1f} tok/s" if result["generation_tok_s"] else "n/a"
+    lines.append(f"generation  {result['generated_tokens']} tokens, {gen}")
+    return lines
 
 
 def status_lines(status: dict[str, Any]) -> list[str]:

@@ -5,16 +5,18 @@ Models load lazily and once per process: the backends cache their loaders.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from codeasst import paths
-from codeasst.backends.base import Embedder
+from codeasst.backends.base import LLM, Embedder
 from codeasst.config import LoadedSettings, Settings, load_settings
 from codeasst.index.indexer import Indexer, Progress
 from codeasst.index.store import ChunkStore
+from codeasst.models import ModelSpec, build_llm, resolve
 
 
 @dataclass
@@ -36,7 +38,10 @@ class Repo:
 class Services:
     repo: Repo
     loaded: LoadedSettings
+    model_choice: str | None = None  # --model NAME|PATH; None means llm.model
+    on_model_progress: Callable[[int, int], None] | None = field(default=None, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
+    _llm: LLM | None = field(default=None, repr=False)
 
     @property
     def settings(self) -> Settings:
@@ -51,6 +56,17 @@ class Services:
         cfg = self.settings.embedder
         return SentenceTransformerEmbedder(cfg.model, cfg.device, cfg.batch_size, cfg.max_seq_length)
 
+    @cached_property
+    def model_spec(self) -> ModelSpec:
+        return resolve(self.settings, self.model_choice)
+
+    @cached_property
+    def llm(self) -> LLM:
+        """The language model; built on first use, and its weights loaded once per process."""
+        if self._llm is not None:
+            return self._llm
+        return build_llm(self.model_spec, self.settings, self.on_model_progress)
+
     def open_store(self) -> ChunkStore:
         return ChunkStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
 
@@ -60,8 +76,12 @@ class Services:
 
 
 def build_services(start: Path | None = None, flags: dict[str, Any] | None = None, *,
-                   embedder: Embedder | None = None) -> Services:
-    """Find the repository around `start`, load its settings, and wire the backends."""
+                   model: str | None = None, embedder: Embedder | None = None, llm: LLM | None = None,
+                   on_model_progress: Callable[[int, int], None] | None = None) -> Services:
+    """Find the repository around `start`, load its settings, and wire the backends.
+
+    `embedder` and `llm` replace the configured backends (tests pass fakes here)."""
     repo = Repo.find(start or Path.cwd())
     loaded = load_settings(repo.root, flags)
-    return Services(repo=repo, loaded=loaded, _embedder=embedder)
+    return Services(repo=repo, loaded=loaded, model_choice=model, on_model_progress=on_model_progress,
+                    _embedder=embedder, _llm=llm)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 Vector = list[float]
 
@@ -43,3 +44,108 @@ class Embedder(ABC):
 
     def embed_query(self, text: str) -> Vector:
         return self.embed_batch([text])[0]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One generated piece of text, with its log-probability where the backend gives it."""
+
+    text: str
+    logprob: float | None = None
+    top: dict[str, float] | None = None  # the most likely alternatives at this position
+
+
+@dataclass
+class Completion:
+    text: str
+    tokens: list[Token] = field(default_factory=list)
+    finish_reason: str = "stop"  # "stop" (end of text or a stop sequence) or "length"
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    max_tokens: int = 256
+    temperature: float = 0.0  # greedy by default: answers and tests stay reproducible
+    stop: tuple[str, ...] = ()
+    logprobs: int | None = None  # how many alternatives to report per token, when supported
+
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
+
+
+class LLM(ABC):
+    """A language model. Subclasses implement `stream` only: raw prompt in, tokens out."""
+
+    name: str = "llm"
+    context_length: int = 4096
+
+    @abstractmethod
+    def stream(self, prompt: str, params: GenerationParams) -> Iterator[Token]:
+        """Yield tokens for a raw prompt (no chat template applied), ending at end of text
+        or after params.max_tokens. Honouring params.stop is optional: `generate` enforces it."""
+
+    def load(self) -> None:
+        """Load the model now rather than on first use, so timings exclude it."""
+
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens in `text` by the model's own tokenizer, where the backend can tell."""
+        return None
+
+    def describe(self) -> dict[str, object]:
+        """Backend, device and the like, for `codeasst models --check`."""
+        return {"backend": type(self).__name__}
+
+    def generate(self, prompt: str, params: GenerationParams = GenerationParams()) -> Iterator[Token]:
+        """`stream` with stop sequences enforced, even when one spans several tokens."""
+        tokens = self.stream(prompt, params)
+        if not params.stop:
+            yield from tokens
+            return
+        yield from cut_at_stop(tokens, params.stop)
+
+    def complete(self, prompt: str, **params) -> Completion:
+        return self._collect(self.generate(prompt, GenerationParams(**params)), params)
+
+    def chat_prompt(self, messages: Sequence[Message]) -> str:
+        """Render messages with the model's chat template; ChatML unless a backend knows better."""
+        rendered = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+        return rendered + "<|im_start|>assistant\n"
+
+    def chat_stream(self, messages: Sequence[Message], **params) -> Iterator[Token]:
+        stop = tuple(params.pop("stop", ())) + ("<|im_end|>",)
+        return self.generate(self.chat_prompt(messages), GenerationParams(stop=stop, **params))
+
+    def chat(self, messages: Sequence[Message], **params) -> Completion:
+        return self._collect(self.chat_stream(messages, **dict(params)), params)
+
+    @staticmethod
+    def _collect(tokens: Iterator[Token], params: dict) -> Completion:
+        collected = list(tokens)
+        text = "".join(t.text for t in collected)
+        limit = params.get("max_tokens", GenerationParams.max_tokens)
+        return Completion(text, collected, "length" if len(collected) >= limit else "stop")
+
+
+def cut_at_stop(tokens: Iterator[Token], stops: Sequence[str]) -> Iterator[Token]:
+    """Pass tokens through until a stop string appears; hold back only text that could
+    still turn out to be the start of one."""
+    held: list[Token] = []
+    longest = max(len(s) for s in stops)
+    for token in tokens:
+        held.append(token)
+        text = "".join(t.text for t in held)
+        hits = [i for i in (text.find(s) for s in stops) if i >= 0]
+        if hits:
+            cut = min(hits)
+            for t in held:
+                if cut <= 0:
+                    break
+                yield t if len(t.text) <= cut else Token(t.text[:cut], t.logprob, t.top)
+                cut -= len(t.text)
+            return
+        # Release tokens that end before the last `longest - 1` characters.
+        safe = len(text) - (longest - 1)
+        while held and len(held[0].text) <= safe:
+            safe -= len(held[0].text)
+            yield held.pop(0)
+    yield from held

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from codeasst.backends.base import Embedder, Vector
+from codeasst.backends.base import LLM, Embedder, GenerationParams, Token, Vector
 
 
 class HashingEmbedder(Embedder):
@@ -29,3 +29,23 @@ class HashingEmbedder(Embedder):
             vec[slot % self.dimension] += 1.0
         norm = math.sqrt(sum(v * v for v in vec)) or 1.0
         return [v / norm for v in vec]
+
+
+class ScriptedLLM(LLM):
+    """Replies with queued texts, word by word, and records every prompt it was sent."""
+
+    def __init__(self, replies: list[str] | None = None) -> None:
+        self.name = "scripted"
+        self.replies = list(replies or [])
+        self.history: list[str] = []
+
+    def enqueue(self, *replies: str) -> None:
+        self.replies.extend(replies)
+
+    def stream(self, prompt: str, params: GenerationParams) -> Iterator[Token]:
+        self.history.append(prompt)
+        if not self.replies:
+            raise AssertionError("ScriptedLLM has no reply queued for: " + prompt[-80:])
+        pieces = re.findall(r"\s*\S+|\s+", self.replies.pop(0))
+        for piece in pieces[: params.max_tokens]:
+            yield Token(piece, logprob=-0.1 if params.logprobs is not None else None)

@@ -1,0 +1,129 @@
+"""llama.cpp in process, through llama-cpp-python.
+
+The model loads once per process (the loader is cached) and keeps its KV
+cache between calls, so a prompt that shares a prefix with the previous one
+only evaluates the new part: what makes inline completion fast.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import threading
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from codeasst.backends.base import LLM, GenerationParams, Token
+from codeasst.errors import ModelError
+
+
+def default_threads() -> int:
+    """Physical cores, roughly: hyper-threads slow llama.cpp's matrix work down."""
+    count = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, count if count <= 4 else count // 2)
+
+
+def gpu_offload_supported() -> bool:
+    import llama_cpp
+
+    return bool(llama_cpp.llama_supports_gpu_offload())
+
+
+@lru_cache(maxsize=2)
+def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int):
+    # Deferred: llama_cpp loads a large shared library.
+    import llama_cpp
+
+    if not Path(path).is_file():
+        raise ModelError(f"model file not found: {path}")
+    try:
+        return llama_cpp.Llama(
+            model_path=path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
+            n_threads_batch=n_threads, n_batch=512, verbose=False,
+        )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise ModelError(f"cannot load {path}: {exc} (a corrupt GGUF, or not enough memory?)") from None
+
+
+class LlamaCppLLM(LLM):
+    def __init__(self, path: Path, *, name: str | None = None, context_length: int = 4096,
+                 gpu_layers: int | None = None, threads: int | None = None) -> None:
+        self.path = path
+        self.name = name or path.stem
+        self.context_length = context_length
+        # -1 offloads every layer; llama.cpp built without CUDA/Metal ignores it, so say 0 there.
+        self.gpu_layers = gpu_layers if gpu_layers is not None else (-1 if gpu_offload_supported() else 0)
+        self.threads = threads or default_threads()
+        self._lock = threading.Lock()  # one llama context: one generation at a time
+
+    @property
+    def llama(self):
+        return _load(str(self.path), self.context_length, self.gpu_layers, self.threads)
+
+    def load(self) -> None:
+        _ = self.llama
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.llama.tokenize(text.encode(), add_bos=False, special=True)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenize(text))
+
+    def describe(self) -> dict[str, object]:
+        import llama_cpp
+
+        meta = self.llama.metadata
+        layers = int(meta.get(f"{meta.get('general.architecture', '')}.block_count", 0))
+        offloaded = 0 if self.gpu_layers == 0 else (layers if self.gpu_layers < 0 else min(self.gpu_layers, layers))
+        info = llama_cpp.llama_print_system_info().decode(errors="replace")
+        accelerator = next((name for name in ("CUDA", "Metal", "Vulkan", "ROCm") if name in info), None)
+        return {
+            "backend": f"llama.cpp (llama-cpp-python {llama_cpp.__version__})",
+            "device": accelerator if accelerator and offloaded else "CPU",
+            "gpu_layers": f"{offloaded} of {layers}",
+            "threads": self.threads,
+            "context_length": self.context_length,
+            "file": str(self.path),
+        }
+
+    def stream(self, prompt: str, params: GenerationParams) -> Iterator[Token]:
+        import llama_cpp
+        import numpy as np
+
+        llama = self.llama
+        tokens = self.tokenize(prompt)
+        if len(tokens) + 1 >= self.context_length:
+            raise ModelError(f"the prompt has {len(tokens)} tokens; the context holds {self.context_length}",
+                             hint="raise llm.context_length or send less")
+        budget = min(params.max_tokens, self.context_length - len(tokens) - 1)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        with self._lock:
+            # generate() reuses the KV cache for the longest common prefix with the last call.
+            stream = llama.generate(tokens, temp=params.temperature, top_k=40, top_p=0.95, min_p=0.05,
+                                    repeat_penalty=1.0, reset=True)
+            for generated, token in enumerate(stream, start=1):
+                if llama_cpp.llama_vocab_is_eog(llama._model.vocab, token):
+                    break
+                text = decoder.decode(llama.detokenize([token], special=True))
+                logprob = top = None
+                if params.logprobs is not None:
+                    logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+                    logprob, top = _logprobs(llama, logits, token, params.logprobs)
+                yield Token(text, logprob, top)
+                if generated >= budget:
+                    break
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield Token(tail)
+
+
+def _logprobs(llama, logits, token: int, k: int) -> tuple[float, dict[str, float]]:
+    import numpy as np
+
+    shifted = logits - logits.max()
+    logz = np.log(np.exp(shifted).sum())
+    logp = shifted - logz
+    best = np.argpartition(-logp, k)[:k] if k else []
+    top = {llama.detokenize([int(i)], special=True).decode("utf-8", "replace"): float(logp[i]) for i in best}
+    return float(logp[token]), top

@@ -1,0 +1,66 @@
+"""Prompts are data: one TOML file per prompt in prompts/, each part a template.
+
+Templates use `$name` / `${name}` (string.Template), so the braces that fill
+code samples need no escaping. A variable the caller does not supply is an
+error, never an empty string.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from string import Template
+
+from codeasst.backends.base import Message
+from codeasst.errors import CodeasstError
+
+
+class PromptError(CodeasstError):
+    """A prompt file is missing, malformed, or was rendered without a variable it needs."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    parts: dict[str, str]  # e.g. {"system": "...", "user": "..."} or {"text": "..."} for raw prompts
+
+    def variables(self) -> set[str]:
+        found = set()
+        for text in self.parts.values():
+            for match in Template.pattern.finditer(text):
+                name = match.group("named") or match.group("braced")
+                if name:
+                    found.add(name)
+        return found
+
+    def render(self, part: str, **values: object) -> str:
+        if part not in self.parts:
+            raise PromptError(f"prompt {self.name!r} has no part {part!r}")
+        missing = sorted(self.variables_of(part) - set(values))
+        if missing:
+            raise PromptError(f"prompt {self.name!r} needs {', '.join(missing)}")
+        return Template(self.parts[part]).substitute({k: str(v) for k, v in values.items()})
+
+    def variables_of(self, part: str) -> set[str]:
+        return Prompt(self.name, {part: self.parts[part]}).variables()
+
+    def messages(self, **values: object) -> list[Message]:
+        """The chat messages of a prompt with `system` and `user` parts."""
+        return [{"role": role, "content": self.render(role, **values)}
+                for role in ("system", "user") if role in self.parts]
+
+
+@cache
+def load(name: str) -> Prompt:
+    source = resources.files("codeasst.prompts").joinpath(f"{name}.toml")
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PromptError(f"no prompt named {name!r} (looked for prompts/{name}.toml)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptError(f"prompts/{name}.toml: {exc}") from None
+    if not data or not all(isinstance(v, str) for v in data.values()):
+        raise PromptError(f"prompts/{name}.toml must hold only string parts")
+    return Prompt(name, data)

@@ -1,0 +1,1 @@
+"""Prompt files, installed as codeasst.prompts and read by codeasst.prompt."""

@@ -1,0 +1,106 @@
+"""The model runtime with the real bundled model: in process, through the CLI, and behind
+a real OpenAI-compatible server (llama_cpp.server) started on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from codeasst import paths
+from codeasst.backends import bundled
+from codeasst.backends.openai_http import OpenAICompatibleEmbedder, OpenAICompatibleLLM
+from codeasst.services import build_services
+from tests.e2e.conftest import assert_one_line_error, run_cli, run_json
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def gguf(tmp_path_factory):
+    return bundled.ensure_gguf(bundled.DEFAULT, tmp_path_factory.mktemp("models"))
+
+
+def test_the_bundled_model_generates_greedily(tmp_path):
+    llm = build_services(tmp_path).llm
+    completion = llm.complete("def add(a, b):\n    return", max_tokens=8, stop=("\n",))
+    assert completion.text.strip() == "a + b"
+    answer = llm.chat([{"role": "user", "content": "What is the capital of France? Answer in one word."}],
+                      max_tokens=8)
+    assert answer.text.strip().rstrip(".") == "Paris"
+    scored = llm.complete("The capital of France is", max_tokens=1, logprobs=3)
+    (token,) = scored.tokens
+    assert token.text == " Paris" and -1.0 < token.logprob < 0
+    assert " Paris" in token.top and len(token.top) == 3
+    assert (paths.cache_dir() / "models" / bundled.DEFAULT.filename()).is_file()
+
+
+def test_models_list_and_check_through_the_cli(tmp_path):
+    listed = run_json("models", "-C", str(tmp_path))
+    assert listed["current"] == "bundled"
+    (bundled_spec,) = [m for m in listed["models"] if m["name"] == "bundled"]
+    assert bundled_spec["available"] and bundled_spec["size"] == bundled.DEFAULT.size
+    checked = run_json("models", "--check", "-C", str(tmp_path))
+    assert checked["details"]["device"] in ("CPU", "CUDA", "Metal")
+    assert checked["prompt_tokens"] > 10 and checked["generated_tokens"] > 5
+    assert checked["prompt_tok_s"] > 0 and checked["generation_tok_s"] > 0
+    assert "def add_numbers" in checked["text"]
+
+
+def test_a_corrupt_gguf_is_a_one_line_error(tmp_path):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + os.urandom(4096))
+    proc = run_cli("models", "--check", "--model", str(bad), "-C", str(tmp_path), check_rc=None)
+    assert_one_line_error(proc, 4, f"cannot load {bad}")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(gguf):
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "2048", "--embedding", "true", "--verbose", "false"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.3)
+    yield f"http://127.0.0.1:{port}/v1"
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def test_the_openai_compatible_backend_against_a_real_server(llama_server):
+    llm = OpenAICompatibleLLM(llama_server, "bundled")
+    assert llm.complete("def add(a, b):\n    return", max_tokens=8, stop=("\n",)).text.strip() == "a + b"
+    answer = llm.chat([{"role": "user", "content": "What is the capital of France? Answer in one word."}],
+                      max_tokens=8)
+    assert "Paris" in answer.text
+    (token,) = llm.complete("The capital of France is", max_tokens=1, logprobs=2).tokens
+    assert token.text == " Paris" and token.logprob < 0
+    vectors = OpenAICompatibleEmbedder(llama_server, "bundled").embed(["def add(a, b)", "class Invoice"])
+    assert len(vectors) == 2 and len(vectors[0]) == len(vectors[1]) > 100
+    assert vectors[0] != vectors[1]
+
+
+def test_a_configured_server_model_through_the_cli(llama_server, tmp_path):
+    env = {"CODEASST_MODELS__LOCAL__URL": llama_server, "CODEASST_MODELS__LOCAL__MODEL": "bundled"}
+    checked = run_json("models", "--check", "--model", "local", "-C", str(tmp_path), env=env)
+    assert checked["details"]["backend"] == "OpenAI-compatible server"
+    assert checked["generated_tokens"] > 5
+    down = {"CODEASST_MODELS__DOWN__URL": "http://127.0.0.1:9/v1", "CODEASST_LLM__RETRIES": "0"}
+    proc = run_cli("models", "--check", "--model", "down", "-C", str(tmp_path), env=down, check_rc=None)
+    assert_one_line_error(proc, 4, "cannot reach the model server at http://127.0.0.1:9/v1")

@@ -1,0 +1,146 @@
+"""The LLM base class's concrete behaviour, the prompt loader and model resolution."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+
+import pytest
+
+from codeasst import prompt
+from codeasst.backends.base import Token, cut_at_stop
+from codeasst.backends.fake import ScriptedLLM
+from codeasst.backends.openai_http import OpenAICompatibleLLM
+from codeasst.config import load_settings
+from codeasst.errors import ModelError
+from codeasst.models import build_llm, resolve
+from codeasst.prompt import PromptError
+
+
+def texts(tokens):
+    return [t.text for t in tokens]
+
+
+@pytest.mark.parametrize(
+    ("pieces", "stops", "expected"),
+    [
+        (["def", " f", "():", "\n\n", "de", "f g"], ["\n\ndef"], ["def", " f", "():"]),
+        (["a", "b", "c"], ["zz"], ["a", "b", "c"]),
+        (["ret", "urn x", "<|im", "_end|>", "more"], ["<|im_end|>"], ["ret", "urn x"]),
+        (["x = 1\ny", " = 2"], ["\n"], ["x = 1"]),
+        (["STOP", "a"], ["STOP"], []),
+        (["ab", "cd"], ["cd", "bc"], ["a"]),
+    ],
+)
+def test_stop_sequences_are_cut_even_across_tokens(pieces, stops, expected):
+    assert texts(cut_at_stop(iter(Token(p) for p in pieces), stops)) == expected
+
+
+def test_cut_at_stop_streams_without_waiting_for_the_end():
+    def endless():
+        while True:
+            yield Token("word ")
+
+    first = next(iter(cut_at_stop(endless(), ["never"])))
+    assert first.text == "word "
+
+
+def test_complete_and_chat_on_the_scripted_model():
+    llm = ScriptedLLM(["x + y", "Paris<|im_end|>ignored", "one two three four"])
+    assert llm.complete("def add(x, y): return ").text == "x + y"
+    answer = llm.chat([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Capital?"}])
+    assert answer.text == "Paris"
+    assert llm.history[1] == (
+        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nCapital?<|im_end|>\n<|im_start|>assistant\n")
+    capped = llm.complete("count", max_tokens=2)
+    assert (capped.text, capped.finish_reason) == ("one two", "length")
+
+
+def test_prompt_files_load_and_missing_variables_are_errors():
+    probe = prompt.load("probe")
+    assert probe.variables() == {"name"}
+    assert "named add_numbers" in probe.messages(name="add_numbers")[1]["content"]
+    with pytest.raises(PromptError, match="needs name"):
+        probe.messages()
+    with pytest.raises(PromptError, match="no prompt named 'nope'"):
+        prompt.load("nope")
+
+
+def test_model_resolution(tmp_path, monkeypatch):
+    settings = load_settings(None).settings
+    assert resolve(settings).name == "bundled"
+    with pytest.raises(ModelError, match="unknown model 'gpt-9'") as info:
+        resolve(settings, "gpt-9")
+    assert "bundled" in info.value.one_line()
+    with pytest.raises(ModelError, match="model file not found"):
+        resolve(settings, str(tmp_path / "missing.gguf"))
+    gguf = tmp_path / "my-model.Q5_K_M.gguf"
+    gguf.write_bytes(b"GGUF")
+    spec = resolve(settings, str(gguf))
+    assert (spec.kind, spec.quantization, spec.size) == ("gguf", "Q5_K_M", 4)
+
+    monkeypatch.setenv("CODEASST_MODELS__TEAM__URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CODEASST_MODELS__TEAM__MODEL", "qwen-7b")
+    monkeypatch.setenv("CODEASST_MODELS__TEAM__API_KEY_ENV", "TEAM_KEY")
+    monkeypatch.setenv("TEAM_KEY", "s3cret")
+    settings = load_settings(None).settings
+    spec = resolve(settings, "team")
+    assert (spec.kind, spec.server_model) == ("server", "qwen-7b")
+    llm = build_llm(spec, settings)
+    assert isinstance(llm, OpenAICompatibleLLM)
+    assert llm.client.headers == {"Authorization": "Bearer s3cret"}
+    assert "s3cret" not in repr(spec.to_json())
+
+    monkeypatch.setenv("CODEASST_MODELS__BROKEN__CONTEXT_LENGTH", "100")
+    with pytest.raises(ModelError, match=r"\[models.broken\] needs a `path`"):
+        resolve(load_settings(None).settings, "broken")
+
+
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """A real HTTP server that fails a set number of times before answering."""
+
+    failures = 0
+    requests = 0
+
+    def do_POST(self):
+        type(self).requests += 1
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if type(self).requests <= type(self).failures:
+            self.send_response(503)
+            self.end_headers()
+            self.wfile.write(b"busy")
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b'data: {"choices": [{"text": "hello"}]}\n\ndata: [DONE]\n\n')
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def flaky_server():
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Flaky)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def test_server_backend_retries_a_bounded_number_of_times(flaky_server):
+    url = f"http://127.0.0.1:{flaky_server.server_port}/v1"
+    _Flaky.failures, _Flaky.requests = 2, 0
+    assert OpenAICompatibleLLM(url, "m", retries=2).complete("hi").text == "hello"
+    assert _Flaky.requests == 3
+
+    _Flaky.failures, _Flaky.requests = 10, 0
+    with pytest.raises(ModelError, match="answered 503"):
+        OpenAICompatibleLLM(url, "m", retries=1).complete("hi")
+    assert _Flaky.requests == 2
+
+
+def test_an_unreachable_server_is_a_model_error():
+    llm = OpenAICompatibleLLM("http://127.0.0.1:9", "m", retries=0, timeout=2)
+    with pytest.raises(ModelError, match="cannot reach the model server at http://127.0.0.1:9/v1"):
+        llm.complete("hi")
