@@ -48,10 +48,11 @@ def _note(message: str) -> None:
     typer.echo(f"codeasst: {message}", err=True)
 
 
-def _services(repo: Path, flags: dict[str, Any] | None = None):
+def _services(repo: Path, flags: dict[str, Any] | None = None, model: str | None = None):
+    from codeasst.console import ModelAssemblyProgress
     from codeasst.services import build_services
 
-    services = build_services(repo, flags)
+    services = build_services(repo, flags, model=model, on_model_progress=ModelAssemblyProgress())
     if not services.repo.is_git:
         _note(f"{services.repo.root} is not a git repository; indexing that directory itself")
     return services
@@ -122,25 +123,57 @@ def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for, in any words.")],
-    k: Annotated[int, typer.Option("-k", min=1, max=200, help="How many hits to show.")] = 10,
+    query: Annotated[str, typer.Argument(help="What to look for, in any words and any language.")],
+    k: Annotated[int | None, typer.Option("-k", min=1, max=200, help="How many hits to show.")] = None,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip query analysis: dense and exact search only.")] = False,
     repo: RepoOption = Path("."),
+    model: ModelOption = None,
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Find the code that matches a query (the index is brought up to date first)."""
+    from codeasst.tasks.search import hits_json
     from codeasst.tasks.search import search as run_search
 
-    result = run_search(_services(repo, {"embedder.model": embedder}), query, k)
+    services = _services(repo, {"embedder.model": embedder}, model=model)
+    result = run_search(services, query, k, use_llm=not no_llm)
     if as_json:
-        _emit_json([
-            {"path": h.path, "start_line": h.start_line, "end_line": h.end_line, "symbol": h.name,
-             "kind": h.kind, "score": round(h.score, 4), "sources": ["dense"]}
-            for h in result.hits
-        ])
+        _emit_json(hits_json(result))
         return
-    for hit in result.hits:
-        typer.echo(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}  ({hit.score:.3f})")
+    for item in result.hits:
+        hit = item.hit
+        typer.echo(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}  "
+                   f"({item.score:.3f}; {', '.join(item.sources)})")
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the code, in any language.")],
+    repo: RepoOption = Path("."),
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Answer a question about the repository, citing path:line; stdin, if piped, is added as context."""
+    from codeasst.tasks.ask import ask as run_ask
+
+    piped = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    answer, stream = run_ask(_services(repo, model=model), question, piped or None)
+    if as_json:
+        for _ in stream:
+            pass
+        _emit_json(answer.to_json())
+        return
+    for piece in stream:
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+    sys.stdout.write("\n\nSources:\n")
+    for item in answer.retrieval.hits:
+        sys.stdout.write(f"  {item.hit.path}:{item.hit.start_line}-{item.hit.end_line}  {item.hit.name}\n")
+    unverified = [c for c in answer.citations if not c.verified]
+    if unverified:
+        sys.stdout.write("Unverified citations (do not rely on them):\n")
+        for c in unverified:
+            sys.stdout.write(f"  {c.path}:{c.start_line}-{c.end_line}: {c.reason}\n")
 
 
 @app.command()
@@ -211,6 +244,35 @@ def show_paths(as_json: JsonOption = False) -> None:
         return
     for key, value in data.items():
         typer.echo(f"{key:<13} {value if value is not None else '-'}")
+
+
+eval_app = typer.Typer(cls=_Group, help="Measure quality on a data set.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    questions: Annotated[Path, typer.Argument(help="JSONL: repo, question, expected files, lang.")],
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows.")] = None,
+    rerank: Annotated[bool, typer.Option("--rerank", help="Also score the LLM rerank stage.")] = False,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Precision, recall, F1 and recall@k of each retrieval stage."""
+    from codeasst.evals.retrieval import evaluate, report_lines
+
+    def progress(number: int, total: int, row: dict) -> None:
+        if stderr_is_tty():
+            typer.echo(f"[{number}/{total}] {row['question'][:60]} -> {', '.join(row['top'])}", err=True)
+
+    from codeasst.console import stderr_is_tty
+
+    flags = {"retrieval.rerank": True} if rerank else None
+    report = evaluate(questions.resolve(), limit=limit, flags=flags, on_row=progress)
+    if as_json:
+        _emit_json(report)
+    else:
+        typer.echo("\n".join(report_lines(report)))
 
 
 @app.callback(invoke_without_command=True)

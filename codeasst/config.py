@@ -53,10 +53,41 @@ class EmbedderSettings(_Section):
     max_seq_length: int | None = None
     """Word pieces kept per text; None keeps the model's own limit (256 for MiniLM)."""
 
+    query_runtime: str = "onnx"
+    """'onnx' embeds queries with onnxruntime (exported once; fast start) or 'torch' with sentence-transformers."""
+
 
 class StoreSettings(_Section):
     chroma_url: str | None = None
     """URL of a Chroma server (e.g. http://127.0.0.1:8000); unset keeps Chroma embedded in the data dir."""
+
+
+class RetrievalSettings(_Section):
+    k: int = 8
+    """Hits returned by search and given to the model by ask."""
+
+    depth: int = 30
+    """Candidates each retriever contributes to fusion."""
+
+    per_file: int = 2
+    """Most hits from one file, for diversity."""
+
+    hyde: bool = True
+    """Also search with a hypothetical snippet the LLM writes (HyDE)."""
+
+    rerank: bool = False
+    """Rerank with the LLM's yes/no log-probabilities. Off by default: on a CPU it costs seconds per query."""
+
+    rerank_candidates: int = 8
+    """How many fused candidates the reranker scores."""
+
+
+class AskSettings(_Section):
+    context_chars: int = 2400
+    """Characters of code given to the model; each 1,000 costs about 2 s of prompt processing on 2 CPU cores."""
+
+    max_tokens: int = 400
+    """Longest answer, in tokens."""
 
 
 class LLMSettings(_Section):
@@ -110,6 +141,12 @@ class Settings(BaseSettings):
 
     store: StoreSettings = StoreSettings()
     """Where the vectors live."""
+
+    retrieval: RetrievalSettings = RetrievalSettings()
+    """How search and ask find code."""
+
+    ask: AskSettings = AskSettings()
+    """How ask builds its prompt."""
 
     llm: LLMSettings = LLMSettings()
     """The language model and how it runs."""

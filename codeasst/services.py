@@ -57,6 +57,19 @@ class Services:
         return SentenceTransformerEmbedder(cfg.model, cfg.device, cfg.batch_size, cfg.max_seq_length)
 
     @cached_property
+    def query_embedder(self) -> Embedder:
+        """The embedder for queries: the same model, on a runtime that starts fast."""
+        cfg = self.settings.embedder
+        if self._embedder is not None or cfg.query_runtime == "torch":
+            return self.embedder
+        from codeasst.backends.onnx_embed import OnnxEmbedder, onnx_path
+        from codeasst.backends.sentence_tf import resolve_model
+
+        model_dir = resolve_model(cfg.model)
+        return OnnxEmbedder(model_dir, onnx_path(paths.cache_dir(), model_dir), self.embedder.name,
+                            cfg.batch_size, cfg.max_seq_length)
+
+    @cached_property
     def model_spec(self) -> ModelSpec:
         return resolve(self.settings, self.model_choice)
 

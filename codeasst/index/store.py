@@ -43,6 +43,11 @@ def _chroma_errors(what: str, corrupt_means_index: bool = True) -> Iterator[None
         raise StoreError(f"Chroma failed to {what}: {exc}") from None
 
 
+def _hit(id_: str, document: str, meta: dict[str, Any], score: float) -> Hit:
+    return Hit(id=id_, path=meta["path"], start_line=meta["start_line"], end_line=meta["end_line"],
+               kind=meta["kind"], name=meta["name"], language=meta["language"], text=document, score=score)
+
+
 def collection_name(root: Path) -> str:
     return "codeasst-" + repo_key(root)[-12:]
 
@@ -128,15 +133,18 @@ class ChunkStore:
                 query_embeddings=[list(vector)], n_results=k,
                 include=["documents", "metadatas", "distances"],
             )
-        hits = []
-        for id_, doc, meta, dist in zip(result["ids"][0], result["documents"][0],
-                                        result["metadatas"][0], result["distances"][0], strict=True):
-            hits.append(Hit(
-                id=id_, path=meta["path"], start_line=meta["start_line"], end_line=meta["end_line"],
-                kind=meta["kind"], name=meta["name"], language=meta["language"], text=doc,
-                score=1.0 - dist,
-            ))
-        return hits
+        return [_hit(id_, doc, meta, 1.0 - dist) for id_, doc, meta, dist in
+                zip(result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0],
+                    strict=True)]
+
+    def chunks_of(self, paths: Sequence[str]) -> list[Hit]:
+        """Every chunk of the given files, with score 0."""
+        if not paths:
+            return []
+        with _chroma_errors("read chunks"):
+            result = self.collection.get(where={"path": {"$in": list(paths)}}, include=["documents", "metadatas"])
+        return [_hit(id_, doc, meta, 0.0)
+                for id_, doc, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True)]
 
     def drop(self) -> None:
         """Delete this repository's collection and start an empty one."""

@@ -1,0 +1,160 @@
+"""`codeasst eval retrieval QUESTIONS.jsonl`: precision, recall, F1 and recall@k of
+each retrieval stage (each retriever alone, fused, reranked), at the file level.
+
+A row: {"repo": "click" | "path/to/repo", "question": "...", "expected": ["core.py"], "lang": "en"}.
+`repo` is a directory (relative to the JSONL file) or the name of an installed
+package, whose source tree is copied into a fresh git repository in the cache.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeasst import paths
+from codeasst.errors import UsageError
+from codeasst.retrieve.pipeline import Retrieval, retrieve
+from codeasst.services import Services, build_services
+
+CUTOFF = 5  # the file list a user would look at
+RECALL_AT = (1, 3, 5, 10)
+SINGLE = ("dense", "dense-en", "hyde", "rg")
+
+
+@dataclass
+class StageScores:
+    precision: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    f1: list[float] = field(default_factory=list)
+    recall_at: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def add(self, ranked_files: list[str], expected: set[str]) -> None:
+        top = ranked_files[:CUTOFF]
+        found = len(expected & set(top))
+        p = found / len(top) if top else 0.0
+        r = found / len(expected)
+        self.precision.append(p)
+        self.recall.append(r)
+        self.f1.append(2 * p * r / (p + r) if p + r else 0.0)
+        for k in RECALL_AT:
+            self.recall_at[k].append(len(expected & set(ranked_files[:k])) / len(expected))
+
+    def summary(self) -> dict[str, float]:
+        def mean(xs: list[float]) -> float:
+            return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+        out = {"precision": mean(self.precision), "recall": mean(self.recall), "f1": mean(self.f1)}
+        out.update({f"recall@{k}": mean(self.recall_at[k]) for k in RECALL_AT})
+        return out
+
+
+def ranked_files(hits) -> list[str]:
+    seen: list[str] = []
+    for hit in hits:
+        path = hit.path if hasattr(hit, "path") else hit.hit.path
+        if path not in seen:
+            seen.append(path)
+    return seen
+
+
+def stage_rankings(result: Retrieval) -> dict[str, list[str]]:
+    stages = {name: ranked_files(result.rankings.get(name, [])) for name in SINGLE}
+    if "dense-en" not in result.rankings:  # an English question: its English query is the question
+        stages["dense-en"] = stages["dense"]
+    stages["fused"] = ranked_files(result.fused)
+    if result.reranked is not None:
+        stages["reranked"] = ranked_files(result.reranked)
+    return stages
+
+
+def load_rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise UsageError(f"no such file: {path}")
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            _ = row["repo"], row["question"], row["expected"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}:{number}: not a question row ({exc})") from None
+        rows.append(row)
+    return rows
+
+
+def repo_dir(spec: str, base: Path) -> Path:
+    """The repository a row names: a directory, or an installed package copied into the cache."""
+    candidate = (base / spec).resolve()
+    if candidate.is_dir():
+        return candidate
+    found = importlib.util.find_spec(spec)
+    if not found or not found.submodule_search_locations:
+        raise UsageError(f"repo {spec!r} is neither a directory nor an installed package")
+    source = Path(next(iter(found.submodule_search_locations)))
+    dest = paths.cache_dir() / "eval-repos" / spec
+    if not (dest / ".git").exists():
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    return dest
+
+
+def evaluate(path: Path, *, limit: int | None = None, flags: dict | None = None,
+             on_row: Callable[[int, int, dict], None] | None = None) -> dict:
+    rows = load_rows(path)[:limit]
+    stages: dict[str, StageScores] = defaultdict(StageScores)
+    by_lang: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
+    services_for: dict[str, Services] = {}
+    latencies: list[float] = []
+    for number, row in enumerate(rows, start=1):
+        if row["repo"] not in services_for:
+            services_for[row["repo"]] = build_services(repo_dir(row["repo"], path.parent), flags)
+            services_for[row["repo"]].indexer().run()
+        services = services_for[row["repo"]]
+        started = time.perf_counter()
+        result = retrieve(services, row["question"], update_index=False)
+        latencies.append(time.perf_counter() - started)
+        expected = set(row["expected"])
+        for stage, files in stage_rankings(result).items():
+            stages[stage].add(files, expected)
+            by_lang["en" if row.get("lang", "en") == "en" else "zh/ru"][stage].add(files, expected)
+        if on_row:
+            on_row(number, len(rows), {"question": row["question"], "top": ranked_files(result.hits)[:3],
+                                       "expected": row["expected"]})
+    report = {
+        "rows": len(rows),
+        "cutoff": CUTOFF,
+        "stages": {name: scores.summary() for name, scores in stages.items()},
+        "by_language": {lang: {name: s.summary() for name, s in st.items()} for lang, st in by_lang.items()},
+        "mean_retrieval_s": round(sum(latencies) / len(latencies), 3) if latencies else 0.0,
+    }
+    fused = report["stages"].get("fused", {})
+    report["fused_beats_every_single_retriever"] = all(
+        fused.get("f1", 0) > report["stages"][name]["f1"] and fused.get("recall@5", 0) > report["stages"][name]["recall@5"]
+        for name in SINGLE if name in report["stages"]
+    )
+    return report
+
+
+def report_lines(report: dict) -> list[str]:
+    columns = ["precision", "recall", "f1", *(f"recall@{k}" for k in RECALL_AT)]
+    heading = (f"{report['rows']} questions; precision/recall/F1 over the top {report['cutoff']} files; "
+               f"mean retrieval {report['mean_retrieval_s']:.2f} s")
+    lines = [heading,
+             "| stage | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for name, scores in report["stages"].items():
+        lines.append(f"| {name} | " + " | ".join(f"{scores[c]:.3f}" for c in columns) + " |")
+    for lang, stages in report["by_language"].items():
+        f1 = ", ".join(f"{name} {s['f1']:.3f}" for name, s in stages.items())
+        lines.append(f"F1 for {lang} questions: {f1}")
+    lines.append(f"fused beats every single retriever on F1 and recall@5: "
+                 f"{'yes' if report['fused_beats_every_single_retriever'] else 'NO'}")
+    return lines

@@ -1,0 +1,58 @@
+"""Fusion and ordering of the retrievers' rankings."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from codeasst.index.store import Hit
+
+RRF_K = 60
+# Each extra retriever that found a chunk multiplies its fused score by this much.
+MULTI_SOURCE_BOOST = 0.25
+
+
+@dataclass(frozen=True)
+class Fused:
+    hit: Hit
+    score: float
+    sources: tuple[str, ...]
+
+
+def reciprocal_rank_fusion(rankings: dict[str, list[Hit]], weights: dict[str, float] | None = None,
+                           k: int = RRF_K) -> list[Fused]:
+    """RRF: each list gives 1/(k + rank) to its chunks, scaled by the list's weight; chunks
+    found by several retrievers get a further boost."""
+    scores: dict[str, float] = defaultdict(float)
+    sources: dict[str, list[str]] = defaultdict(list)
+    best: dict[str, Hit] = {}
+    for name, hits in rankings.items():
+        weight = (weights or {}).get(name, 1.0)
+        for rank, hit in enumerate(hits, start=1):
+            if name in sources[hit.id]:
+                continue
+            scores[hit.id] += weight / (k + rank)
+            sources[hit.id].append(name)
+            best.setdefault(hit.id, hit)
+    fused = [
+        Fused(best[i], scores[i] * (1 + MULTI_SOURCE_BOOST * (len(sources[i]) - 1)), tuple(sources[i]))
+        for i in scores
+    ]
+    fused.sort(key=lambda f: (-f.score, f.hit.path, f.hit.start_line))
+    return fused
+
+
+def cap_per_file(fused: list[Fused], per_file: int) -> list[Fused]:
+    """Keep at most `per_file` chunks of one file, so a single big file cannot fill the context."""
+    taken: dict[str, int] = defaultdict(int)
+    kept = []
+    for item in fused:
+        if taken[item.hit.path] < per_file:
+            taken[item.hit.path] += 1
+            kept.append(item)
+    return kept
+
+
+def against_lost_in_the_middle(items: list) -> list:
+    """Strongest items at both ends, weakest in the middle: 1st, 3rd, 5th ... 6th, 4th, 2nd."""
+    return items[0::2] + items[1::2][::-1]

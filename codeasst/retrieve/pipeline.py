@@ -1,0 +1,132 @@
+"""Hybrid retrieval: query analysis, dense (question, English query, HyDE) and
+exact search, fused, capped per file, optionally reranked.
+
+The LLM's query analysis runs in a thread while the main thread opens the
+store and embeds the raw question: llama.cpp releases the GIL, so the slow
+parts overlap.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from codeasst.errors import CodeasstError
+from codeasst.index.chunker import language_for
+from codeasst.index.indexer import IndexSummary
+from codeasst.index.manifest import Manifest
+from codeasst.index.store import Hit
+from codeasst.retrieve import lexical
+from codeasst.retrieve.fuse import Fused, cap_per_file, reciprocal_rank_fusion
+from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
+from codeasst.services import Services
+
+PROSE = {"markdown", "json", "yaml", "text", "sql"}
+
+
+@dataclass
+class Retrieval:
+    question: str
+    analysis: QueryAnalysis | None
+    rankings: dict[str, list[Hit]]  # each retriever's own ranking
+    fused: list[Fused]  # every candidate, fused, before the per-file cap
+    hits: list[Fused]  # the final top k
+    timings: dict[str, float] = field(default_factory=dict)
+    index: IndexSummary | None = None
+    reranked: list[Fused] | None = None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    def lap(self, name: str, started: float) -> None:
+        self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - started, 3)
+
+
+def main_language(files: list[str]) -> str:
+    counts = Counter(lang for lang in map(language_for, files) if lang and lang not in PROSE)
+    return counts.most_common(1)[0][0] if counts else "Python"
+
+
+def indexed_files(services: Services) -> list[str]:
+    manifest = Manifest(services.repo.index_dir / "manifest.sqlite")
+    try:
+        return sorted(path for path, entry in manifest.entries().items() if entry.chunks)
+    finally:
+        manifest.close()
+
+
+def retrieve(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
+             update_index: bool = True) -> Retrieval:
+    if not question.strip():
+        raise CodeasstError("the question is empty")
+    cfg = services.settings.retrieval
+    k = k or cfg.k
+    clock = _Clock()
+    summary = None
+    if update_index:
+        started = time.perf_counter()
+        summary = services.indexer().run()
+        clock.lap("index_update_s", started)
+        if summary.chunks == 0:
+            raise CodeasstError(f"nothing is indexed under {services.repo.root}: no indexable files")
+    files = indexed_files(services)
+    language = main_language(files)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = None
+        if use_llm:
+            def run_analysis() -> QueryAnalysis:
+                started = time.perf_counter()
+                try:
+                    return analyze(services.llm, question, language, hyde=cfg.hyde)
+                finally:
+                    clock.lap("query_analysis_s", started)
+
+            pending = pool.submit(run_analysis)
+        started = time.perf_counter()
+        store = services.open_store()
+        embedder = services.query_embedder
+        embedder.load()
+        clock.lap("open_s", started)
+        started = time.perf_counter()
+        rankings = {"dense": store.query(embedder.embed_query(question), cfg.depth)}
+        clock.lap("dense_s", started)
+        analysis = pending.result() if pending else None
+
+    queries = {}
+    if analysis and analysis.english.strip() and not is_english(question):
+        queries["dense-en"] = analysis.english
+    if analysis and analysis.hyde.strip() and cfg.hyde:
+        queries["hyde"] = analysis.hyde
+    if queries:
+        started = time.perf_counter()
+        vectors = embedder.embed(list(queries.values()))
+        for name, vector in zip(queries, vectors, strict=True):
+            rankings[name] = store.query(vector, cfg.depth)
+        clock.lap("dense_s", started)
+
+    keywords = analysis.keywords if analysis else identifiers_in(question)
+    if keywords:
+        started = time.perf_counter()
+        line_hits = lexical.grep(services.repo.root, files, keywords)
+        matched = sorted({h.path for h in line_hits})
+        rankings["rg"] = lexical.rank_chunks(line_hits, store.chunks_of(matched), len(files))[: cfg.depth]
+        clock.lap("rg_s", started)
+
+    started = time.perf_counter()
+    fused = reciprocal_rank_fusion(rankings)
+    hits = cap_per_file(fused, cfg.per_file)[:k]
+    clock.lap("fuse_s", started)
+    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings, summary)
+    if cfg.rerank and use_llm:
+        from codeasst.retrieve.rerank import rerank
+
+        started = time.perf_counter()
+        result.reranked = rerank(services.llm, question, cap_per_file(fused, cfg.per_file), cfg.rerank_candidates)
+        result.hits = result.reranked[:k]
+        clock.lap("rerank_s", started)
+    return result

@@ -1,0 +1,126 @@
+"""`codeasst ask`: retrieve, then stream an answer whose citations are checked."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from codeasst import prompt
+from codeasst.backends.base import GenerationParams
+from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
+from codeasst.retrieve.pipeline import Retrieval, retrieve
+from codeasst.services import Services
+
+# path:12 or path:12-30, where path has a directory separator or an extension.
+CITATION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+|(?:[\w.-]+/)+[\w.-]+):(\d+)(?:\s*[-–]\s*(\d+))?")
+
+
+@dataclass
+class Citation:
+    path: str
+    start_line: int
+    end_line: int
+    verified: bool
+    reason: str  # why it is (not) verified
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str = ""
+    citations: list[Citation] = field(default_factory=list)
+    retrieval: Retrieval | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        hits = self.retrieval.hits if self.retrieval else []
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "citations": [asdict(c) for c in self.citations],
+            "hits": [{"path": f.hit.path, "start_line": f.hit.start_line, "end_line": f.hit.end_line,
+                      "symbol": f.hit.name, "score": round(f.score, 4), "sources": list(f.sources)}
+                     for f in hits],
+            "timings": self.timings,
+        }
+
+
+def render_context(hits: list[Fused], budget_chars: int, stdin_text: str | None) -> str:
+    parts = []
+    used = 0
+    if stdin_text:
+        piped = stdin_text[-budget_chars // 2 :]  # the end of a log or trace is usually what matters
+        parts.append(f"Input from stdin:\n```\n{piped}\n```\n")
+        used += len(piped)
+    for item in against_lost_in_the_middle(hits):
+        hit = item.hit
+        lines = hit.text.splitlines()
+        numbered = "\n".join(f"{hit.start_line + i}| {line}" for i, line in enumerate(lines))
+        if used + len(numbered) > budget_chars and parts:
+            continue
+        parts.append(f"[{hit.path}:{hit.start_line}-{hit.end_line}] {hit.name}\n{numbered}\n")
+        used += len(numbered)
+    return "\n".join(parts)
+
+
+def ask(services: Services, question: str, stdin_text: str | None = None) -> tuple[Answer, Iterator[str]]:
+    """Retrieve, then return the answer object and a stream of its text; citations are
+    checked when the stream ends."""
+    cfg = services.settings.ask
+    started = time.perf_counter()
+    result = retrieve(services, question)
+    answer = Answer(question, retrieval=result, timings=dict(result.timings))
+    answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
+    context = render_context(result.hits, cfg.context_chars, stdin_text)
+    messages = prompt.load("ask").messages(context=context, question=question)
+
+    def stream() -> Iterator[str]:
+        llm = services.llm
+        began = time.perf_counter()
+        first = None
+        pieces = []
+        stop = ("<|im_end|>",)
+        for token in llm.generate(llm.chat_prompt(messages), GenerationParams(max_tokens=cfg.max_tokens, stop=stop)):
+            if first is None:
+                first = time.perf_counter()
+                answer.timings["first_token_s"] = round(first - started, 3)
+            pieces.append(token.text)
+            yield token.text
+        answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
+        answer.text = "".join(pieces)
+        answer.citations = check_citations(services.repo.root, answer.text, result.hits)
+
+    return answer, stream()
+
+
+def check_citations(root: Path, text: str, hits: list[Fused]) -> list[Citation]:
+    """Each path:line in `text`, verified against the repository and the excerpts given."""
+    seen = set()
+    citations = []
+    shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in hits]
+    for match in CITATION.finditer(text):
+        path, start = match.group(1).lstrip("./"), int(match.group(2))
+        end = int(match.group(3)) if match.group(3) else start
+        if (path, start, end) in seen:
+            continue
+        seen.add((path, start, end))
+        citations.append(_verify(root, path, start, end, shown))
+    return citations
+
+
+def _verify(root: Path, path: str, start: int, end: int, shown: list[tuple[str, int, int]]) -> Citation:
+    target = (root / path).resolve()
+    if root.resolve() not in target.parents or not target.is_file():
+        return Citation(path, start, end, False, "no such file in the repository")
+    try:
+        count = len(target.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError as exc:
+        return Citation(path, start, end, False, f"unreadable: {exc.strerror}")
+    if end < start or start < 1 or end > count:
+        return Citation(path, start, end, False, f"lines out of range (the file has {count})")
+    if not any(p == path and s <= end and start <= e for p, s, e in shown):
+        return Citation(path, start, end, False, "exists, but was not among the excerpts the model saw")
+    return Citation(path, start, end, True, "matches an excerpt")

@@ -1,0 +1,101 @@
+"""Retrieval logic: query parsing, fusion, exact search mapping, citations, and the pipeline
+with a scripted LLM and a hashing embedder over real Chroma, tree-sitter and ripgrep."""
+
+from __future__ import annotations
+
+from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
+from codeasst.index.store import Hit
+from codeasst.retrieve import lexical
+from codeasst.retrieve.fuse import against_lost_in_the_middle, cap_per_file, reciprocal_rank_fusion
+from codeasst.retrieve.pipeline import retrieve
+from codeasst.retrieve.query import analyze, identifiers_in, is_english, parse_reply
+from codeasst.services import build_services
+from codeasst.tasks.ask import check_citations
+
+
+def hit(id_: str, path: str = "a.py", start: int = 1, end: int = 5) -> Hit:
+    return Hit(id_, path, start, end, "function", id_, "python", "", 0.0)
+
+
+def test_identifiers_typed_by_the_user_are_kept():
+    assert identifiers_in("where is `BadParameter` raised by Context.invoke or parse_args in myFunc?") == [
+        "BadParameter", "Context.invoke", "parse_args", "myFunc"]
+    assert is_english("how are redirects followed?")
+    assert not is_english("где обрабатываются переменные окружения?")
+    assert not is_english("进度条是在哪里渲染的?")
+
+
+def test_parse_reply_survives_drift():
+    reply = "english: Where is the progress bar drawn?\nkeywords: `ProgressBar`, render, the, bar()\ncode:\n```python\nbar.render()\n```\nextra chatter"
+    parsed = parse_reply("进度条是在哪里渲染的?", reply, None)
+    assert parsed.english == "Where is the progress bar drawn?"
+    assert parsed.keywords == ["ProgressBar", "render", "bar"]
+    assert parsed.hyde == "bar.render()\nextra chatter"
+    empty = parse_reply("how does `Client.send` retry?", "I cannot help with that.", None)
+    assert empty.english == "how does `Client.send` retry?" and empty.keywords == ["Client.send"]
+
+
+def test_analyze_prefills_english_questions_and_fences_hyde():
+    llm = ScriptedLLM([" retry, backoff, Client.send\n", "def send(self):\n    return self._retry()\n"])
+    result = analyze(llm, "how does `Client.send` retry?", "Python")
+    assert result.english == "how does `Client.send` retry?"
+    assert result.keywords == ["Client.send", "retry", "backoff"]
+    assert result.hyde == "def send(self):\n    return self._retry()"
+    assert llm.history[0].endswith("english: how does `Client.send` retry?\nkeywords:")
+    assert llm.history[1].endswith("code:\n```python\n")
+
+
+def test_rrf_boosts_chunks_found_by_several_retrievers_and_caps_files():
+    a, b, c, d = hit("a"), hit("b"), hit("c", "other.py"), hit("d")
+    fused = reciprocal_rank_fusion({"dense": [a, b, c], "rg": [c, d], "hyde": [d, c]})
+    assert [f.hit.id for f in fused] == ["c", "d", "a", "b"]
+    assert fused[0].sources == ("dense", "rg", "hyde")
+    capped = cap_per_file(fused, 2)
+    assert [f.hit.id for f in capped] == ["c", "d", "a"]
+
+
+def test_lost_in_the_middle_puts_the_strongest_at_both_ends():
+    assert against_lost_in_the_middle([1, 2, 3, 4, 5, 6]) == [1, 3, 5, 6, 4, 2]
+
+
+def test_ripgrep_hits_map_to_chunks_and_rare_words_weigh_more(make_repo):
+    root = make_repo({"a.py": "def retry():\n    pass\n\n\ndef send():\n    return retry()\n",
+                      "b.py": "def send():\n    pass\n", "c.py": "x = 'send'\n"})
+    line_hits = lexical.grep(root, ["a.py", "b.py", "c.py"], ["retry", "send"])
+    assert {(h.path, h.line, h.keyword) for h in line_hits} == {
+        ("a.py", 1, "retry"), ("a.py", 5, "send"), ("a.py", 6, "retry"),
+        ("b.py", 1, "send"), ("c.py", 1, "send")}
+    chunks = [hit("a1", "a.py", 1, 2), hit("a2", "a.py", 5, 6), hit("b1", "b.py", 1, 2), hit("c1", "c.py", 1, 1)]
+    ranked = lexical.rank_chunks(line_hits, chunks, total_files=3)
+    assert [h.id for h in ranked][:1] == ["a2"]  # both words, one of them rare
+    assert ranked[-1].score < ranked[0].score
+
+
+def test_citations_are_checked_against_the_repo_and_the_excerpts(make_repo):
+    root = make_repo({"pkg/app.py": "\n".join(f"line {i}" for i in range(1, 41)) + "\n"})
+    shown = reciprocal_rank_fusion({"dense": [hit("x", "pkg/app.py", 10, 20)]})
+    text = ("See pkg/app.py:12-15 and pkg/app.py:30, also pkg/app.py:12-15 again, "
+            "missing.py:3, pkg/app.py:99 and http://example.com:8080.")
+    found = {(c.path, c.start_line, c.end_line): (c.verified, c.reason) for c in check_citations(root, text, shown)}
+    assert found == {
+        ("pkg/app.py", 12, 15): (True, "matches an excerpt"),
+        ("pkg/app.py", 30, 30): (False, "exists, but was not among the excerpts the model saw"),
+        ("missing.py", 3, 3): (False, "no such file in the repository"),
+        ("pkg/app.py", 99, 99): (False, "lines out of range (the file has 40)"),
+    }
+
+
+def test_pipeline_fuses_dense_hyde_and_exact_search(make_repo):
+    root = make_repo({
+        "billing/tax.py": "def apply_vat(amount):\n    return amount * 1.2\n",
+        "billing/invoice.py": "from billing.tax import apply_vat\n\n\ndef invoice_total(lines):\n"
+                              "    return apply_vat(sum(lines))\n",
+        "README.md": "# Shop\n\nAn online shop.\n",
+    })
+    llm = ScriptedLLM([" apply_vat, tax\n", "def add_tax(x):\n    return apply_vat(x)\n"])
+    services = build_services(root, embedder=HashingEmbedder(), llm=llm)
+    result = retrieve(services, "where is the tax added?", k=3)
+    assert set(result.rankings) == {"dense", "hyde", "rg"}
+    assert result.hits[0].hit.path in ("billing/tax.py", "billing/invoice.py")
+    assert "rg" in result.hits[0].sources
+    assert {"index_update_s", "dense_s", "rg_s", "query_analysis_s"} <= set(result.timings)
