@@ -19,6 +19,7 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/codeasst index .
 	$(BIN)/codeasst search "where are .gitignore rules applied to files?" -k 5
+	$(BIN)/codeasst ask "How does codeasst decide which files to index?" < /dev/null
 
 test: setup
 	$(BIN)/ruff check codeasst tests bench

@@ -137,6 +137,8 @@ def search(
 
     services = _services(repo, {"embedder.model": embedder}, model=model)
     result = run_search(services, query, k, use_llm=not no_llm)
+    for note in result.notes:
+        _note(note)
     if as_json:
         _emit_json(hits_json(result))
         return
@@ -158,6 +160,8 @@ def ask(
 
     piped = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     answer, stream = run_ask(_services(repo, model=model), question, piped or None)
+    for note in answer.retrieval.notes:
+        _note(note)
     if as_json:
         for _ in stream:
             pass
@@ -174,6 +178,55 @@ def ask(
         sys.stdout.write("Unverified citations (do not rely on them):\n")
         for c in unverified:
             sys.stdout.write(f"  {c.path}:{c.start_line}-{c.end_line}: {c.reason}\n")
+
+
+@app.command()
+def fix(
+    files: Annotated[list[str], typer.Argument(help="Python files, or - to read stdin and print the fixed code.")],
+    write: Annotated[bool, typer.Option("--write", help="Write verified fixes back (atomically).")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Exit 1 when diagnostics remain.")] = False,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Mechanical fixes only; no model.")] = False,
+    rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Model attempts per function.")] = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Fix flake8 findings: mechanical fixes first, then the local model; only verified code is kept."""
+    from codeasst.tasks.fix import fix_file, fix_text, fixed_bytes, options_from, write_fix
+
+    first = Path(files[0]) if files[0] != "-" else Path(".")
+    services = _services(first if first.is_dir() else first.parent if first.parent.exists() else Path("."),
+                         model=model)
+    options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None)
+    reports, remaining, failed = [], 0, 0
+    for name in files:
+        try:
+            if name == "-":
+                result = fix_text(services, sys.stdin.buffer.read(), options=options)
+                if not as_json:
+                    sys.stdout.buffer.write(fixed_bytes(result))
+            else:
+                result = fix_file(services, Path(name), options=options, for_write=write)
+                if write:
+                    write_fix(result)
+                elif not as_json:
+                    sys.stdout.write(result.diff())
+        except CodeasstError as exc:
+            _note(f"error: {exc.one_line()}")
+            failed = max(failed, exc.exit_code)
+            continue
+        remaining += len(result.after)
+        reports.append(result.to_json(with_diff=not write))
+        if not as_json:
+            done = len(result.before) - len(result.after)
+            verb = "fixed and wrote" if result.written else "fixed"
+            _note(f"{result.name}: {verb} {done} of {len(result.before)} diagnostics"
+                  + "".join(f"\n  left {d.code} line {d.line}: {result.reasons.get(d, '')}" for d in result.after))
+    if as_json:
+        _emit_json(reports)
+    if failed:
+        raise typer.Exit(failed)
+    if check and remaining:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -69,8 +69,18 @@ class RetrievalSettings(_Section):
     depth: int = 30
     """Candidates each retriever contributes to fusion."""
 
-    per_file: int = 2
+    per_file: int = 3
     """Most hits from one file, for diversity."""
+
+    weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.1, "rg": 0.1}
+    """Weight of each retriever in rank fusion; `codeasst eval retrieval` is how to choose them."""
+
+    min_score_ratio: float = 0.8
+    """Show only hits scoring at least this share of the best one (when -k is not given)."""
+
+    original_language_weight: float = 0.2
+    """Weight of dense search on the untranslated question when it is not in English
+    (the embedder is English-only, so that ranking is weak)."""
 
     hyde: bool = True
     """Also search with a hypothetical snippet the LLM writes (HyDE)."""

@@ -125,4 +125,4 @@ def build_llm(spec: ModelSpec, settings: Settings,
         path = Path(spec.path)
     context = min(context, spec.context_length or context)
     return LlamaCppLLM(path, name=spec.name, context_length=context, gpu_layers=cfg.gpu_layers,
-                       threads=cfg.threads)
+                       threads=cfg.threads, state_cache=paths.cache_dir() / "kv-states")

@@ -95,6 +95,10 @@ class LLM(ABC):
         """Backend, device and the like, for `codeasst models --check`."""
         return {"backend": type(self).__name__}
 
+    def reuse_prefix(self, text: str) -> None:
+        """Hint that prompts will start with `text` (a fixed system prompt), so a backend can
+        restore its processed state from disk instead of recomputing it in every process."""
+
     def generate(self, prompt: str, params: GenerationParams = GenerationParams()) -> Iterator[Token]:
         """`stream` with stop sequences enforced, even when one spans several tokens."""
         tokens = self.stream(prompt, params)

@@ -8,6 +8,7 @@ only evaluates the new part: what makes inline completion fast.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import threading
 from collections.abc import Iterator
@@ -48,7 +49,8 @@ def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int):
 
 class LlamaCppLLM(LLM):
     def __init__(self, path: Path, *, name: str | None = None, context_length: int = 4096,
-                 gpu_layers: int | None = None, threads: int | None = None) -> None:
+                 gpu_layers: int | None = None, threads: int | None = None,
+                 state_cache: Path | None = None) -> None:
         self.path = path
         self.name = name or path.stem
         self.context_length = context_length
@@ -56,6 +58,7 @@ class LlamaCppLLM(LLM):
         self.gpu_layers = gpu_layers if gpu_layers is not None else (-1 if gpu_offload_supported() else 0)
         self.threads = threads or default_threads()
         self._lock = threading.Lock()  # one llama context: one generation at a time
+        self.state_cache = state_cache
 
     @property
     def llama(self):
@@ -87,6 +90,39 @@ class LlamaCppLLM(LLM):
             "file": str(self.path),
         }
 
+    def reuse_prefix(self, text: str) -> None:
+        """Restore the KV cache for `text` from disk, or compute and save it.
+
+        A one-shot command starts with an empty cache; a fixed system prompt of ~100
+        tokens costs 0.7 s to process on 2 CPU cores and 0.01 s to restore."""
+        if self.state_cache is None:
+            return
+        import numpy as np
+
+        llama = self.llama
+        tokens = self.tokenize(text)
+        if list(llama.input_ids[: llama.n_tokens][: len(tokens)]) == tokens:
+            return  # already in the cache
+        stat = self.path.stat()
+        key = hashlib.sha256(repr((str(self.path), stat.st_size, stat.st_mtime_ns, self.context_length,
+                                   tokens)).encode()).hexdigest()[:24]
+        file = self.state_cache / f"{key}.npz"
+        with self._lock:
+            if file.is_file():
+                try:
+                    _restore(llama, np.load(file))
+                    return
+                except (OSError, ValueError, RuntimeError, KeyError):
+                    file.unlink(missing_ok=True)  # a damaged cache entry is recomputed
+            llama.reset()
+            llama.eval(tokens)
+            state = llama.save_state()
+            self.state_cache.mkdir(parents=True, exist_ok=True)
+            tmp = file.with_suffix(f".{os.getpid()}.tmp.npz")
+            np.savez(tmp, state=np.frombuffer(state.llama_state, dtype=np.uint8),
+                     tokens=np.array(tokens, dtype=np.int32), seed=np.array([state.seed], dtype=np.int64))
+            os.replace(tmp, file)
+
     def stream(self, prompt: str, params: GenerationParams) -> Iterator[Token]:
         import llama_cpp
         import numpy as np
@@ -116,6 +152,25 @@ class LlamaCppLLM(LLM):
             tail = decoder.decode(b"", final=True)
             if tail:
                 yield Token(tail)
+
+
+def _restore(llama, saved) -> None:
+    import llama_cpp
+    import numpy as np
+
+    tokens = saved["tokens"]
+    input_ids = np.zeros_like(llama.input_ids)
+    input_ids[: len(tokens)] = tokens
+    blob = saved["state"].tobytes()
+    state = llama_cpp.LlamaState(
+        input_ids=input_ids,
+        scores=np.zeros((1, llama.n_vocab()), dtype=np.single),  # broadcast: logits are not kept
+        n_tokens=len(tokens),
+        llama_state=blob,
+        llama_state_size=len(blob),
+        seed=int(saved["seed"][0]),
+    )
+    llama.load_state(state)
 
 
 def _logprobs(llama, logits, token: int, k: int) -> tuple[float, dict[str, float]]:

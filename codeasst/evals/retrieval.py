@@ -1,6 +1,12 @@
 """`codeasst eval retrieval QUESTIONS.jsonl`: precision, recall, F1 and recall@k of
 each retrieval stage (each retriever alone, fused, reranked), at the file level.
 
+Precision, recall and F1 are over the files a user is shown. Every stage is
+presented alike (`fuse.present`): its ranking in reciprocal-rank form, at most
+per_file hits per file, at most k hits, and only hits scoring at least
+min_score_ratio of its best. Stages thus differ only in how they rank.
+recall@k is over each stage's whole ranking of files.
+
 A row: {"repo": "click" | "path/to/repo", "question": "...", "expected": ["core.py"], "lang": "en"}.
 `repo` is a directory (relative to the JSONL file) or the name of an installed
 package, whose source tree is copied into a fresh git repository in the cache.
@@ -20,10 +26,11 @@ from pathlib import Path
 
 from codeasst import paths
 from codeasst.errors import UsageError
+from codeasst.index.store import Hit
+from codeasst.retrieve.fuse import Fused, as_fused, present
 from codeasst.retrieve.pipeline import Retrieval, retrieve
 from codeasst.services import Services, build_services
 
-CUTOFF = 5  # the file list a user would look at
 RECALL_AT = (1, 3, 5, 10)
 SINGLE = ("dense", "dense-en", "hyde", "rg")
 
@@ -35,16 +42,16 @@ class StageScores:
     f1: list[float] = field(default_factory=list)
     recall_at: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
 
-    def add(self, ranked_files: list[str], expected: set[str]) -> None:
-        top = ranked_files[:CUTOFF]
-        found = len(expected & set(top))
-        p = found / len(top) if top else 0.0
+    def add(self, shown_files: list[str], ranked: list[str], expected: set[str]) -> None:
+        """`shown_files`: the files of the hits a user gets; `ranked`: every file, best first."""
+        found = len(expected & set(shown_files))
+        p = found / len(shown_files) if shown_files else 0.0
         r = found / len(expected)
         self.precision.append(p)
         self.recall.append(r)
         self.f1.append(2 * p * r / (p + r) if p + r else 0.0)
         for k in RECALL_AT:
-            self.recall_at[k].append(len(expected & set(ranked_files[:k])) / len(expected))
+            self.recall_at[k].append(len(expected & set(ranked[:k])) / len(expected))
 
     def summary(self) -> dict[str, float]:
         def mean(xs: list[float]) -> float:
@@ -55,22 +62,18 @@ class StageScores:
         return out
 
 
-def ranked_files(hits) -> list[str]:
-    seen: list[str] = []
-    for hit in hits:
-        path = hit.path if hasattr(hit, "path") else hit.hit.path
-        if path not in seen:
-            seen.append(path)
-    return seen
+def ranked_files(hits: list[Hit]) -> list[str]:
+    return list(dict.fromkeys(hit.path for hit in hits))
 
 
-def stage_rankings(result: Retrieval) -> dict[str, list[str]]:
-    stages = {name: ranked_files(result.rankings.get(name, [])) for name in SINGLE}
+def stages_of(result: Retrieval) -> dict[str, list[Fused]]:
+    """Each stage's ranking in fused form: every retriever alone, fused, and reranked."""
+    stages = {name: as_fused(result.rankings.get(name, []), name) for name in SINGLE}
     if "dense-en" not in result.rankings:  # an English question: its English query is the question
         stages["dense-en"] = stages["dense"]
-    stages["fused"] = ranked_files(result.fused)
+    stages["fused"] = result.fused
     if result.reranked is not None:
-        stages["reranked"] = ranked_files(result.reranked)
+        stages["reranked"] = result.reranked
     return stages
 
 
@@ -123,15 +126,19 @@ def evaluate(path: Path, *, limit: int | None = None, flags: dict | None = None,
         result = retrieve(services, row["question"], update_index=False)
         latencies.append(time.perf_counter() - started)
         expected = set(row["expected"])
-        for stage, files in stage_rankings(result).items():
-            stages[stage].add(files, expected)
-            by_lang["en" if row.get("lang", "en") == "en" else "zh/ru"][stage].add(files, expected)
+        cfg = services.settings.retrieval
+        for stage, ranking in stages_of(result).items():
+            files = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
+            every = ranked_files([f.hit for f in ranking])
+            stages[stage].add(files, every, expected)
+            by_lang["en" if row.get("lang", "en") == "en" else "zh/ru"][stage].add(files, every, expected)
         if on_row:
-            on_row(number, len(rows), {"question": row["question"], "top": ranked_files(result.hits)[:3],
+            on_row(number, len(rows), {"question": row["question"],
+                                       "top": ranked_files([f.hit for f in result.hits])[:3],
                                        "expected": row["expected"]})
     report = {
         "rows": len(rows),
-        "cutoff": CUTOFF,
+        "shown": "files shown: top k hits, per-file cap, score cutoff, alike for every stage",
         "stages": {name: scores.summary() for name, scores in stages.items()},
         "by_language": {lang: {name: s.summary() for name, s in st.items()} for lang, st in by_lang.items()},
         "mean_retrieval_s": round(sum(latencies) / len(latencies), 3) if latencies else 0.0,
@@ -146,7 +153,7 @@ def evaluate(path: Path, *, limit: int | None = None, flags: dict | None = None,
 
 def report_lines(report: dict) -> list[str]:
     columns = ["precision", "recall", "f1", *(f"recall@{k}" for k in RECALL_AT)]
-    heading = (f"{report['rows']} questions; precision/recall/F1 over the top {report['cutoff']} files; "
+    heading = (f"{report['rows']} questions; precision/recall/F1 over the {report['shown']}; "
                f"mean retrieval {report['mean_retrieval_s']:.2f} s")
     lines = [heading,
              "| stage | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]

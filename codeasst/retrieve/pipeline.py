@@ -13,13 +13,13 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from codeasst.errors import CodeasstError
+from codeasst.errors import CodeasstError, IndexLocked
 from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
 from codeasst.index.manifest import Manifest
 from codeasst.index.store import Hit
 from codeasst.retrieve import lexical
-from codeasst.retrieve.fuse import Fused, cap_per_file, reciprocal_rank_fusion
+from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
 from codeasst.services import Services
 
@@ -36,6 +36,7 @@ class Retrieval:
     timings: dict[str, float] = field(default_factory=dict)
     index: IndexSummary | None = None
     reranked: list[Fused] | None = None
+    notes: list[str] = field(default_factory=list)  # things the user should know, e.g. a stale index
 
 
 class _Clock:
@@ -64,16 +65,25 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
     if not question.strip():
         raise CodeasstError("the question is empty")
     cfg = services.settings.retrieval
+    # An explicit k is a request for exactly that many hits; otherwise weak ones are dropped.
+    min_ratio = 0.0 if k else cfg.min_score_ratio
     k = k or cfg.k
     clock = _Clock()
     summary = None
+    notes = []
     if update_index:
         started = time.perf_counter()
-        summary = services.indexer().run()
+        try:
+            summary = services.indexer().run()
+        except IndexLocked:
+            # Another process is updating the index; the last complete state is still searchable.
+            notes.append("the index is being updated by another process; searching it as it was")
         clock.lap("index_update_s", started)
-        if summary.chunks == 0:
+        if summary is not None and summary.chunks == 0:
             raise CodeasstError(f"nothing is indexed under {services.repo.root}: no indexable files")
     files = indexed_files(services)
+    if not files:
+        raise CodeasstError(f"nothing is indexed under {services.repo.root}", hint="run `codeasst index`")
     language = main_language(files)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -118,15 +128,18 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
         clock.lap("rg_s", started)
 
     started = time.perf_counter()
-    fused = reciprocal_rank_fusion(rankings)
-    hits = cap_per_file(fused, cfg.per_file)[:k]
+    weights = dict(cfg.weights)
+    if "dense-en" in rankings:
+        weights["dense"] = cfg.original_language_weight
+    fused = reciprocal_rank_fusion(rankings, weights)
+    hits = present(fused, k, cfg.per_file, min_ratio)
     clock.lap("fuse_s", started)
-    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings, summary)
+    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings, summary, notes=notes)
     if cfg.rerank and use_llm:
         from codeasst.retrieve.rerank import rerank
 
         started = time.perf_counter()
         result.reranked = rerank(services.llm, question, cap_per_file(fused, cfg.per_file), cfg.rerank_candidates)
-        result.hits = result.reranked[:k]
+        result.hits = present(result.reranked, k, cfg.per_file, min_ratio)
         clock.lap("rerank_s", started)
     return result

@@ -13,6 +13,7 @@ from codeasst.backends.base import LLM, GenerationParams
 
 IDENTIFIER = re.compile(r"`([^`]+)`|\b([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+|"
                         r"[a-z]+_[a-z0-9_]+|_?[A-Za-z]+[a-z0-9]*[A-Z][A-Za-z0-9]*)\b")
+ASSISTANT = "<|im_start|>assistant\n"
 STOPWORDS = frozenset(
     ["the", "a", "an", "and", "or", "of", "in", "on", "to", "for", "with", "from", "by", "is", "are", "was", "be", "how", "what", "where", "which", "when", "who", "why", "does", "do", "this", "that", "these", "those", "it", "its", "into", "use", "used", "using", "code", "file", "function", "class", "method", "there", "here", "find", "implemented", "implement", "handled", "handle", "work", "works"]
 )
@@ -93,6 +94,7 @@ def analyze(llm: LLM, question: str, language: str, hyde: bool = True, hyde_toke
     """Two short generations sharing one KV cache: the English query and keywords, then
     the HyDE snippet inside a pre-filled code fence (small models often skip it otherwise)."""
     messages = prompt.load("query_analysis").messages(question=question, language=language)
+    llm.reuse_prefix(llm.chat_prompt(messages[:1]).removesuffix(ASSISTANT))
     english = question if is_english(question) else None
     # Pre-filling the reply saves the model from translating English into English.
     head = llm.chat_prompt(messages) + (f"english: {question}\nkeywords:" if english else "english:")

@@ -12,6 +12,7 @@ from codeasst import prompt
 from codeasst.backends.base import GenerationParams
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval, retrieve
+from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
 
 # path:12 or path:12-30, where path has a directory separator or an extension.
@@ -79,6 +80,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None) -> tup
 
     def stream() -> Iterator[str]:
         llm = services.llm
+        llm.reuse_prefix(llm.chat_prompt(messages[:1]).removesuffix(ASSISTANT))
         began = time.perf_counter()
         first = None
         pieces = []

@@ -104,3 +104,19 @@ def test_a_configured_server_model_through_the_cli(llama_server, tmp_path):
     down = {"CODEASST_MODELS__DOWN__URL": "http://127.0.0.1:9/v1", "CODEASST_LLM__RETRIES": "0"}
     proc = run_cli("models", "--check", "--model", "down", "-C", str(tmp_path), env=down, check_rc=None)
     assert_one_line_error(proc, 4, "cannot reach the model server at http://127.0.0.1:9/v1")
+
+
+def test_a_prefix_restored_from_disk_gives_the_same_answer(tmp_path):
+    llm = build_services(tmp_path).llm
+    messages = [{"role": "system", "content": "You answer in one word."},
+                {"role": "user", "content": "What is the capital of Italy?"}]
+    prefix = llm.chat_prompt(messages[:1]).removesuffix("<|im_start|>assistant\n")
+    llm.llama.reset()
+    cold = llm.chat(messages, max_tokens=6).text
+    llm.reuse_prefix(prefix)  # computes and saves the state
+    saved = list((paths.cache_dir() / "kv-states").glob("*.npz"))
+    assert len(saved) == 1
+    llm.llama.reset()
+    llm.reuse_prefix(prefix)  # restores it from disk
+    assert llm.llama.n_tokens == llm.count_tokens(prefix)
+    assert llm.chat(messages, max_tokens=6).text == cold

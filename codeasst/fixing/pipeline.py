@@ -1,0 +1,313 @@
+"""The fix loop: deterministic fixes to a fixed point, then the model, one unit at a time, for a
+few rounds. Each step must pass verify.py, so the text only ever gets better, and what
+comes out at the end is the best verified result, with the reason for whatever remains."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from codeasst import prompt
+from codeasst.backends.base import LLM
+from codeasst.errors import CodeasstError
+from codeasst.fixing import mechanical, renames
+from codeasst.fixing.codes import AUTOPEP8_UNSAFE, CodeClass, classify
+from codeasst.fixing.source import SourceFile
+from codeasst.fixing.units import Unit, add_imports, extract_code, group_by_unit, splice
+from codeasst.fixing.verify import State, lines_inside_strings, verify
+from codeasst.lint import Diagnostic, Linter
+
+# Whitespace flake8 flags inside a multi-line string is part of the string's value.
+_VALUE_WHITESPACE = frozenset({"W291", "W293", "W191", "E101"})
+_HINTS = {
+    "E501": "Lines must be at most {limit} characters: break long lines inside brackets, "
+            "or split a long string into adjacent string literals.",
+    "E741": "Rename each variable called l, O or I to a descriptive name, everywhere it is used.",
+    "F841": "Remove the unused variable; keep any call on its right-hand side as a statement.",
+    "F821": "Import, define or correct the spelling of the undefined name.",
+    "E731": "Use a def statement instead of assigning a lambda.",
+}
+
+
+class SourceSyntaxError(CodeasstError):
+    """The input does not parse; fixing lint in it is refused."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    """How `fix` works; the defaults of the [fix] settings section."""
+
+    linter: tuple[str, ...] = ()  # empty: flake8 from codeasst's own interpreter
+    linter_timeout_s: float = 60.0
+    max_rounds: int = 3  # model attempts per unit; each retry is told why the last was rejected
+    max_file_bytes: int = 1_000_000
+    max_unit_lines: int = 120  # longest function shown whole to the model
+    use_llm: bool = True
+
+
+@dataclass(frozen=True)
+class Change:
+    stage: str  # "autopep8", "rules" or "model"
+    codes: list[str]  # one entry per diagnostic it removed
+    where: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Rejection:
+    stage: str
+    where: str
+    reason: str
+
+
+@dataclass
+class FixResult:
+    name: str
+    original: str
+    fixed: str
+    before: list[Diagnostic]
+    after: list[Diagnostic]
+    changes: list[Change] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    reasons: dict[Diagnostic, str] = field(default_factory=dict)  # why each of `after` remains
+    llm_calls: int = 0
+    seconds: float = 0.0
+    written: bool = False
+    source: SourceFile | None = field(default=None, repr=False)  # where write_fix puts it back
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+    @property
+    def clean(self) -> bool:
+        return not self.after
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(self.original.splitlines(keepends=True),
+                                            self.fixed.splitlines(keepends=True),
+                                            f"a/{self.name}", f"b/{self.name}"))
+
+    def to_json(self, with_diff: bool = True) -> dict:
+        data = {
+            "path": self.name, "clean": self.clean, "changed": self.changed, "written": self.written,
+            "before": len(self.before), "fixed": len(self.before) - len(self.after),
+            "remaining": [{**d.to_json(), "reason": self.reasons.get(d, "")} for d in self.after],
+            "changes": [vars(c) for c in self.changes], "rejected": [vars(r) for r in self.rejected],
+            "llm_calls": self.llm_calls, "seconds": round(self.seconds, 3),
+        }
+        if with_diff:
+            data["diff"] = self.diff()
+        return data
+
+
+_CLOSED_BLOCK = re.compile(r"```[^\n]*\n.*?^\s*```", re.DOTALL | re.MULTILINE)
+
+
+def ask_for_code(llm: LLM, messages: list, max_tokens: int) -> str:
+    """The model's answer, cut off once it holds a complete fenced block: small models go on to
+    explain their fix, which on a CPU costs more than the fix itself."""
+    pieces: list[str] = []
+    for token in llm.chat_stream(messages, max_tokens=max_tokens):
+        pieces.append(token.text)
+        if "`" in token.text and _CLOSED_BLOCK.search("".join(pieces)):
+            break
+    return "".join(pieces)
+
+
+def parse_or_refuse(text: str, name: str) -> ast.Module:
+    try:
+        return ast.parse(text)
+    except SyntaxError as exc:
+        raise SourceSyntaxError(f"{name}:{exc.lineno}:{exc.offset}: syntax error: {exc.msg}; nothing was fixed",
+                                hint="fix the syntax first; flake8 cannot check the rest") from None
+
+
+class _Run:
+    def __init__(self, state: State, linter: Linter, llm: Callable[[], LLM] | None, options: FixOptions,
+                 filename: str, encoding: str) -> None:
+        self.state, self.linter, self.llm, self.options = state, linter, llm, options
+        self.filename, self.encoding = filename, encoding
+        self.changes: list[Change] = []
+        self.rejected: list[Rejection] = []
+        self.llm_calls = 0
+        self.last_reason: dict[tuple[str, str], str] = {}
+
+    def attempt(self, stage: str, candidate: str | None, codes: set[str], where: str, note: str = "") -> bool:
+        if candidate is None:
+            return False
+        targeted = [d for d in self.state.diagnostics if d.code in codes]
+        verdict = verify(self.state, candidate, targeted, self.linter, self.encoding)
+        if not verdict.ok:
+            self.rejected.append(Rejection(stage, where, verdict.reason))
+            return False
+        self.state = verdict.state
+        self.changes.append(Change(stage, verdict.fixed, where, note))
+        return True
+
+    def deterministic(self) -> None:
+        for _ in range(4):  # a fix can expose another (a rename shortens a line); four passes is plenty
+            if not self.state.diagnostics or not self._deterministic_pass():
+                return
+
+    def _deterministic_pass(self) -> bool:
+        progressed = False
+        diags = self.state.diagnostics
+        limit = mechanical.line_limit(diags)
+        auto = {d.code for d in diags if classify(d.code) in (CodeClass.STYLE, CodeClass.EQUIVALENT)} \
+            - AUTOPEP8_UNSAFE
+        if auto:
+            progressed |= self._autopep8(auto, limit)
+        rules: list[tuple[set[str], Callable[[], str | None]]] = [
+            ({"E711", "E712"}, lambda: mechanical.fix_singletons(self.state.text, self.state.diagnostics)),
+            ({"E722"}, lambda: mechanical.fix_bare_except(self.state.text, self.state.diagnostics)),
+            ({"E731"}, lambda: mechanical.fix_lambda_assignments(self.state.text, self.state.tree,
+                                                                self.state.diagnostics)),
+            ({"F401"}, lambda: mechanical.fix_unused_imports(self.state.text, self.state.tree,
+                                                            self.state.diagnostics, self.filename)),
+            ({"F841"}, lambda: mechanical.fix_unused_variables(self.state.text, self.state.tree,
+                                                              self.state.diagnostics)),
+            ({"E501"}, lambda: mechanical.fix_long_comments(self.state.text, self.state.diagnostics, limit)),
+            ({"E501"}, lambda: mechanical.fix_long_lines(self.state.text, self.state.diagnostics, limit)),
+        ]
+        for codes, rule in rules:
+            if any(d.code in codes for d in self.state.diagnostics):
+                progressed |= self.attempt("rules", self._then_wrap(rule(), limit), codes, "file")
+        if any(d.code == "E741" for d in self.state.diagnostics):
+            renamed = renames.fix_ambiguous_names(self.state.text, self.state.tree, self.state.diagnostics)
+            if renamed is not None:
+                progressed |= self.attempt("rules", self._then_wrap(renamed[0], limit), {"E741"}, "file",
+                                           "; ".join(renamed[1]))
+        return progressed
+
+    def _wrap_at(self, limit: int) -> int:
+        # Without an E501 we do not know the project's limit: wrap only past the longest line there is.
+        if any(d.code == "E501" for d in self.state.diagnostics):
+            return limit
+        return max([limit, *map(len, self.state.text.splitlines())])
+
+    def _then_wrap(self, candidate: str | None, limit: int) -> str | None:
+        """A fix that lengthens a line (a rename, a re-indent) is wrapped in the same step."""
+        if candidate is None:
+            return None
+        return mechanical.fix_overlong(candidate, self._wrap_at(limit)) or candidate
+
+    def _autopep8(self, codes: set[str], limit: int) -> bool:
+        select = set(codes)
+        # Whitespace inside a multi-line string is part of its value: respell such strings first,
+        # or autopep8 strips it (the AST check then refuses its whole fix).
+        text = mechanical.fix_whitespace_in_strings(self.state.text, self.state.tree, self.state.diagnostics) \
+            or self.state.text
+        wrap_at = self._wrap_at(limit)
+        for _ in range(3):
+            before = len(self.rejected)
+            fixed = mechanical.autopep8_fix(text, select, limit) or text
+            fixed = mechanical.fix_overlong(fixed, wrap_at) or fixed
+            if self.attempt("autopep8", fixed, codes, "file"):
+                return True
+            reason = self.rejected[before].reason if len(self.rejected) > before else ""
+            # Fixing one thing can expose another (splitting a line, a missing space): let it fix that too.
+            introduced = re.match(r"it introduced (\w+) ", reason)
+            if not introduced or classify(introduced.group(1)) is not CodeClass.STYLE \
+                    or introduced.group(1) in select:
+                break
+            select.add(introduced.group(1))
+        progressed = False
+        for code in sorted(codes) if len(codes) > 1 else ():  # keep each code's fix that is safe on its own
+            progressed |= self.attempt("autopep8", mechanical.autopep8_fix(self.state.text, {code}, limit),
+                                       {code}, "file")
+        return progressed
+
+    def for_model(self) -> list[Diagnostic]:
+        inside = lines_inside_strings(self.state.text)
+        return [d for d in self.state.diagnostics if not (d.code in _VALUE_WHITESPACE and d.line in inside)]
+
+    def model_rounds(self) -> None:
+        if self.llm is None or not self.options.use_llm:
+            return
+        for _ in range(self.options.max_rounds):
+            tried: set[tuple[str, str]] = set()
+            while True:
+                lines = self.state.text.splitlines()
+                groups = group_by_unit(self.state.tree, self.for_model(), self.options.max_unit_lines)
+                pending = [(u, ds) for u, ds in groups if self._key(u, lines) not in tried]
+                if not pending:
+                    break
+                unit, diags = pending[0]
+                tried.add(self._key(unit, lines))
+                self._ask_model(unit, diags)
+            if not self.for_model():
+                return
+
+    @staticmethod
+    def _key(unit: Unit, lines: list[str]) -> tuple[str, str]:
+        return unit.function or "", lines[unit.start - 1].strip() if unit.start <= len(lines) else ""
+
+    def _ask_model(self, unit: Unit, diags: list[Diagnostic]) -> None:
+        lines = self.state.text.splitlines(keepends=True)
+        key = self._key(unit, [line.rstrip("\n") for line in lines])
+        snippet, margin = unit.snippet(lines)
+        limit = mechanical.line_limit(diags)
+        hints = [_HINTS[c].format(limit=limit) for c in sorted({d.code for d in diags}) if c in _HINTS]
+        if key in self.last_reason:
+            hints.append(f"Your previous answer was rejected: {self.last_reason[key]}.")
+        messages = prompt.load("fix").messages(
+            code=snippet.rstrip("\n"), feedback="\n".join(d.feedback(unit.start) for d in diags),
+            hints="\n".join(hints) + ("\n" if hints else ""))
+        # Room for the whole unit again plus some slack: a fix is about as long as its input.
+        reply = ask_for_code(self.llm(), messages, max(128, int(len(snippet) / 2.5) + 96))
+        self.llm_calls += 1
+        extracted = extract_code(reply, unit)
+        if extracted is None:
+            self.last_reason[key] = "it held no code"
+            self.rejected.append(Rejection("model", unit.name, "the answer held no code"))
+            return
+        candidate = splice(self.state.text, unit, extracted.code, margin)
+        wanted = [i for i in extracted.imports if i.strip() not in {x.strip() for x in lines}]
+        if wanted and any(d.code == "F821" for d in diags):
+            try:
+                candidate = add_imports(candidate, ast.parse(candidate), wanted)
+            except SyntaxError:
+                pass  # the splice itself does not parse: verify says so
+        before = len(self.rejected)
+        if not self.attempt("model", candidate, {d.code for d in diags}, unit.name):
+            self.last_reason[key] = self.rejected[before].reason if len(self.rejected) > before else "rejected"
+
+    def reasons(self) -> dict[Diagnostic, str]:
+        inside = lines_inside_strings(self.state.text)
+        why = {}
+        for diag in self.state.diagnostics:
+            if diag.code in _VALUE_WHITESPACE and diag.line in inside:
+                why[diag] = "inside a multi-line string: removing it would change the string's value"
+            elif self.llm is None or not self.options.use_llm:
+                why[diag] = "no deterministic fix applies; the model was not used"
+            else:
+                unit = group_by_unit(self.state.tree, [diag], self.options.max_unit_lines)[0][0]
+                lines = self.state.text.splitlines()
+                reason = self.last_reason.get(self._key(unit, lines))
+                why[diag] = f"every fix was rejected; the last because {reason}" if reason else \
+                    "no verified fix was found"
+        return why
+
+
+def fix_source(text: str, linter: Linter, *, llm: Callable[[], LLM] | None, options: FixOptions = FixOptions(),
+               name: str = "<stdin>", encoding: str = "utf-8") -> FixResult:
+    """Fix `text` (LF line endings) in memory; `llm` is called only if a model is needed."""
+    started = time.perf_counter()
+    tree = parse_or_refuse(text, name)
+    diagnostics = linter.check(text, encoding)
+    if any(d.code == "E999" for d in diagnostics):
+        first = next(d for d in diagnostics if d.code == "E999")
+        raise SourceSyntaxError(f"{name}:{first.line}:{first.col}: flake8: {first.message}; nothing was fixed")
+    run = _Run(State(text, tree, diagnostics), linter, llm, options, re.sub(r".*/", "", name), encoding)
+    run.deterministic()
+    run.model_rounds()
+    return FixResult(name=name, original=text, fixed=run.state.text, before=diagnostics,
+                     after=run.state.diagnostics, changes=run.changes, rejected=run.rejected,
+                     reasons=run.reasons(), llm_calls=run.llm_calls, seconds=time.perf_counter() - started)
