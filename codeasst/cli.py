@@ -140,7 +140,7 @@ def search(
     for note in result.notes:
         _note(note)
     if as_json:
-        _emit_json(hits_json(result))
+        _emit_json(hits_json(result.hits))
         return
     for item in result.hits:
         hit = item.hit

@@ -72,7 +72,8 @@ class RetrievalSettings(_Section):
     per_file: int = 3
     """Most hits from one file, for diversity."""
 
-    weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.1, "rg": 0.1}
+    weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.1, "rg": 0.1,
+                                 "stdin-places": 2.0, "stdin-dense": 0.5}
     """Weight of each retriever in rank fusion; `codeasst eval retrieval` is how to choose them."""
 
     min_score_ratio: float = 0.8

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from codeasst import prompt
 from codeasst.backends.base import LLM
 from codeasst.errors import CodeasstError
-from codeasst.fixing import mechanical, renames
+from codeasst.fixing import mechanical, renames, syntax
 from codeasst.fixing.codes import AUTOPEP8_UNSAFE, CodeClass, classify
 from codeasst.fixing.source import SourceFile
 from codeasst.fixing.units import Unit, add_imports, extract_code, group_by_unit, splice
@@ -49,6 +49,7 @@ class FixOptions:
     max_file_bytes: int = 1_000_000
     max_unit_lines: int = 120  # longest function shown whole to the model
     use_llm: bool = True
+    try_syntax: bool = False  # let the model try to repair a syntax error (refused by default)
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def parse_or_refuse(text: str, name: str) -> ast.Module:
         return ast.parse(text)
     except SyntaxError as exc:
         raise SourceSyntaxError(f"{name}:{exc.lineno}:{exc.offset}: syntax error: {exc.msg}; nothing was fixed",
-                                hint="fix the syntax first; flake8 cannot check the rest") from None
+                                hint="fix it first, or pass --try-syntax to let the model try") from None
 
 
 class _Run:
@@ -198,18 +199,19 @@ class _Run:
             return None
         return mechanical.fix_overlong(candidate, self._wrap_at(limit)) or candidate
 
-    def _autopep8(self, codes: set[str], limit: int) -> bool:
-        select = set(codes)
+    def _autopep8_candidate(self, select: set[str], limit: int) -> str:
         # Whitespace inside a multi-line string is part of its value: respell such strings first,
         # or autopep8 strips it (the AST check then refuses its whole fix).
         text = mechanical.fix_whitespace_in_strings(self.state.text, self.state.tree, self.state.diagnostics) \
             or self.state.text
-        wrap_at = self._wrap_at(limit)
+        fixed = mechanical.autopep8_fix(text, select, limit) or text
+        return mechanical.fix_overlong(fixed, self._wrap_at(limit)) or fixed
+
+    def _autopep8(self, codes: set[str], limit: int) -> bool:
+        select = set(codes)
         for _ in range(3):
             before = len(self.rejected)
-            fixed = mechanical.autopep8_fix(text, select, limit) or text
-            fixed = mechanical.fix_overlong(fixed, wrap_at) or fixed
-            if self.attempt("autopep8", fixed, codes, "file"):
+            if self.attempt("autopep8", self._autopep8_candidate(select, limit), codes, "file"):
                 return True
             reason = self.rejected[before].reason if len(self.rejected) > before else ""
             # Fixing one thing can expose another (splitting a line, a missing space): let it fix that too.
@@ -220,8 +222,7 @@ class _Run:
             select.add(introduced.group(1))
         progressed = False
         for code in sorted(codes) if len(codes) > 1 else ():  # keep each code's fix that is safe on its own
-            progressed |= self.attempt("autopep8", mechanical.autopep8_fix(self.state.text, {code}, limit),
-                                       {code}, "file")
+            progressed |= self.attempt("autopep8", self._autopep8_candidate({code}, limit), {code}, "file")
         return progressed
 
     def for_model(self) -> list[Diagnostic]:
@@ -300,14 +301,29 @@ def fix_source(text: str, linter: Linter, *, llm: Callable[[], LLM] | None, opti
                name: str = "<stdin>", encoding: str = "utf-8") -> FixResult:
     """Fix `text` (LF line endings) in memory; `llm` is called only if a model is needed."""
     started = time.perf_counter()
+    original, changes, rejected, calls = text, [], [], 0
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        if not (options.try_syntax and options.use_llm and llm is not None):
+            parse_or_refuse(text, name)  # raises the one-line SourceSyntaxError
+        repaired, reasons, calls = syntax.repair(text, exc, llm, linter, options.max_rounds,
+                                                 options.max_unit_lines, encoding)
+        rejected = [Rejection("model", f"line {exc.lineno}", reason) for reason in reasons]
+        if repaired is None:
+            raise SourceSyntaxError(f"{name}:{exc.lineno}:{exc.offset}: syntax error: {exc.msg}; the model "
+                                    f"could not repair it ({reasons[-1] if reasons else 'no attempt'})") from None
+        changes = [Change("model", ["E999"], f"line {exc.lineno}", "repaired a syntax error; review the diff")]
+        text = repaired
     tree = parse_or_refuse(text, name)
     diagnostics = linter.check(text, encoding)
     if any(d.code == "E999" for d in diagnostics):
         first = next(d for d in diagnostics if d.code == "E999")
         raise SourceSyntaxError(f"{name}:{first.line}:{first.col}: flake8: {first.message}; nothing was fixed")
     run = _Run(State(text, tree, diagnostics), linter, llm, options, re.sub(r".*/", "", name), encoding)
+    run.changes, run.rejected, run.llm_calls = changes, rejected, calls
     run.deterministic()
     run.model_rounds()
-    return FixResult(name=name, original=text, fixed=run.state.text, before=diagnostics,
+    return FixResult(name=name, original=original, fixed=run.state.text, before=diagnostics,
                      after=run.state.diagnostics, changes=run.changes, rejected=run.rejected,
                      reasons=run.reasons(), llm_calls=run.llm_calls, seconds=time.perf_counter() - started)

@@ -147,20 +147,20 @@ def _binding_at(tree: ast.Module, line: int, col: int, lines: list[str]) -> tupl
     return None
 
 
-def _suggest(scope: ast.AST, name: str, taken: set[str]) -> str:
-    """A plain name from how the variable is used: an index, a sequence, or a value."""
+def _suggest(scope: ast.AST, name: str, taken: set[str], ours) -> str:
+    """A plain name from how the variable is used: an index, a sequence, or a value.
+    `ours(node)` says whether a Name node is this binding's (not a nested scope's own)."""
     base = "value"
     for node in ast.walk(scope):
         if isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.target, ast.Name) \
-                and node.target.id == name:
+                and node.target.id == name and ours(node.target):
             it = node.iter
             base = "idx" if isinstance(it, ast.Call) and getattr(it.func, "id", "") == "range" else "item"
             break
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name \
-                or isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Name) \
-                and node.iter.id == name \
-                or isinstance(node, ast.Call) and getattr(node.func, "id", "") == "len" and node.args \
-                and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+        used = node.value if isinstance(node, ast.Subscript) else node.iter if isinstance(
+            node, (ast.For, ast.comprehension)) else node.args[0] if isinstance(node, ast.Call) and getattr(
+            node.func, "id", "") == "len" and node.args else None
+        if isinstance(used, ast.Name) and used.id == name and ours(used):
             base = "items"
             break
     candidate, n = base, 2
@@ -190,7 +190,12 @@ def fix_ambiguous_names(text: str, tree: ast.Module, diagnostics: list[Diagnosti
             continue
         if any(lines[r - 1][c : c + len(name)] != name for r, c in spots) or any(s in edits for s in spots):
             continue
-        new = _suggest(scope, name, taken)
+        spot_set = set(spots)
+
+        def ours(node: ast.AST, spot_set=spot_set) -> bool:
+            return (node.lineno, char_col(lines[node.lineno - 1], node.col_offset)) in spot_set
+
+        new = _suggest(scope, name, taken, ours)
         taken.add(new)
         edits.update({(r, c): Edit(r, c, r, c + len(name), new) for r, c in spots})
         where = getattr(scope, "name", type(scope).__name__.lower())

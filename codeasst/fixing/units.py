@@ -135,7 +135,7 @@ def _just_the_function(code: str, name: str) -> tuple[str, list[str]]:
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return code, []  # verification will reject it with the parser's own message
+        return _by_indentation(code, name), []
     lines = code.splitlines(keepends=True)
     for node in tree.body:
         if isinstance(node, _FUNCTIONS) and node.name == name:
@@ -143,6 +143,23 @@ def _just_the_function(code: str, name: str) -> tuple[str, list[str]]:
                        if isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno < node.lineno]
             return "".join(lines[_first_line(node) - 1 : node.end_lineno]), imports
     return code, []
+
+
+def _by_indentation(code: str, name: str) -> str:
+    """The function's lines when the answer as a whole does not parse (mixed indentation, prose
+    after it): from its decorators to the last line indented under its `def`."""
+    lines = code.splitlines(keepends=True)
+    marker = re.compile(rf"^(\s*)(async\s+)?def\s+{re.escape(name)}\s*\(")
+    start = next((i for i, line in enumerate(lines) if marker.match(line)), None)
+    if start is None:
+        return code  # verification will reject it with the parser's own message
+    indent = len(marker.match(lines[start]).group(1))
+    end = start + 1
+    while start > 0 and lines[start - 1].strip().startswith("@"):
+        start -= 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+        end += 1
+    return _dedent("".join(lines[start:end]))
 
 
 def splice(text: str, unit: Unit, code: str, margin: str) -> str:

@@ -8,6 +8,7 @@ parts overlap.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -60,8 +61,25 @@ def indexed_files(services: Services) -> list[str]:
         manifest.close()
 
 
+MENTION = re.compile(r'File "([^"]+)", line (\d+)|([\w./\\-]+\.[A-Za-z0-9]+):(\d+)')
+
+
+def mentioned_locations(text: str, files: list[str]) -> list[tuple[str, int]]:
+    """Indexed files and lines named in pasted text: Python tracebacks, path:line in logs."""
+    found = []
+    for match in MENTION.finditer(text):
+        raw, line = (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+        raw = raw.replace("\\", "/")
+        path = next((f for f in files if raw == f or raw.endswith("/" + f)), None)
+        if path and (path, int(line)) not in found:
+            found.append((path, int(line)))
+    return found
+
+
 def retrieve(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
-             update_index: bool = True) -> Retrieval:
+             update_index: bool = True, context: str | None = None) -> Retrieval:
+    """`context` is text the user piped in (a diff, a log, a traceback): the places it names
+    and its own meaning become two more retrievers."""
     if not question.strip():
         raise CodeasstError("the question is empty")
     cfg = services.settings.retrieval
@@ -118,6 +136,18 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
         for name, vector in zip(queries, vectors, strict=True):
             rankings[name] = store.query(vector, cfg.depth)
         clock.lap("dense_s", started)
+
+    if context:
+        started = time.perf_counter()
+        tail = context[-1500:]  # the end of a log or trace is usually what matters
+        rankings["stdin-dense"] = store.query(embedder.embed_query(tail), cfg.depth)
+        places = mentioned_locations(context, files)
+        if places:
+            chunks = store.chunks_of(sorted({p for p, _ in places}))
+            named = [c for p, line in reversed(places) for c in chunks
+                     if c.path == p and c.start_line <= line <= c.end_line]
+            rankings["stdin-places"] = sorted(named, key=lambda c: c.end_line - c.start_line)
+        clock.lap("stdin_s", started)
 
     keywords = analysis.keywords if analysis else identifiers_in(question)
     if keywords:

@@ -14,6 +14,7 @@ from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval, retrieve
 from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
+from codeasst.tasks.search import hits_json
 
 # path:12 or path:12-30, where path has a directory separator or an extension.
 CITATION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+|(?:[\w.-]+/)+[\w.-]+):(\d+)(?:\s*[-–]\s*(\d+))?")
@@ -37,14 +38,11 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        hits = self.retrieval.hits if self.retrieval else []
         return {
             "question": self.question,
             "answer": self.text,
             "citations": [asdict(c) for c in self.citations],
-            "hits": [{"path": f.hit.path, "start_line": f.hit.start_line, "end_line": f.hit.end_line,
-                      "symbol": f.hit.name, "score": round(f.score, 4), "sources": list(f.sources)}
-                     for f in hits],
+            "hits": hits_json(self.retrieval.hits if self.retrieval else []),
             "timings": self.timings,
         }
 
@@ -72,7 +70,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None) -> tup
     checked when the stream ends."""
     cfg = services.settings.ask
     started = time.perf_counter()
-    result = retrieve(services, question)
+    result = retrieve(services, question, context=stdin_text)
     answer = Answer(question, retrieval=result, timings=dict(result.timings))
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
     context = render_context(result.hits, cfg.context_chars, stdin_text)

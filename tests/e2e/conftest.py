@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,23 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, rc: int, fragment: 
     assert "Traceback" not in proc.stderr
     assert any(fragment in line for line in lines), proc.stderr
     assert len([line for line in lines if "error" in line]) == 1, proc.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, seconds: float) -> None:
+    """Wait until a server the test started listens on 127.0.0.1:port."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
 
 
 @pytest.fixture

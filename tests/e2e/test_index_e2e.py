@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from codeasst.index import chunker
 from codeasst.index.indexer import chunk_id
 from codeasst.paths import index_dir
 from tests.conftest import write_tree
-from tests.e2e.conftest import CLI, run_cli, run_json
+from tests.e2e.conftest import CLI, free_port, run_cli, run_json, wait_for_port
 
 pytestmark = pytest.mark.slow
 
@@ -135,24 +134,13 @@ def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig)
     assert set(ids) == _expected_ids(root)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_a_chroma_server_can_hold_the_index(make_repo, tmp_path):
     chroma = Path(sys.executable).parent / "chroma"
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
                                "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
+        wait_for_port(port, 60)
         root = make_repo(REPO)
         env = {"CODEASST_STORE__CHROMA_URL": f"http://127.0.0.1:{port}"}
         summary = run_json("index", str(root), env=env)

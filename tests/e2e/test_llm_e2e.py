@@ -4,10 +4,8 @@ a real OpenAI-compatible server (llama_cpp.server) started on 127.0.0.1."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -15,7 +13,7 @@ from codeasst import paths
 from codeasst.backends import bundled
 from codeasst.backends.openai_http import OpenAICompatibleEmbedder, OpenAICompatibleLLM
 from codeasst.services import build_services
-from tests.e2e.conftest import assert_one_line_error, run_cli, run_json
+from tests.e2e.conftest import assert_one_line_error, free_port, run_cli, run_json, wait_for_port
 
 pytestmark = pytest.mark.slow
 
@@ -58,26 +56,15 @@ def test_a_corrupt_gguf_is_a_one_line_error(tmp_path):
     assert_one_line_error(proc, 4, f"cannot load {bad}")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(gguf):
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "2048", "--embedding", "true", "--verbose", "false"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        time.sleep(0.3)
+    wait_for_port(port, 120)
     yield f"http://127.0.0.1:{port}/v1"
     server.terminate()
     server.wait(timeout=30)
@@ -113,6 +100,7 @@ def test_a_prefix_restored_from_disk_gives_the_same_answer(tmp_path):
     prefix = llm.chat_prompt(messages[:1]).removesuffix("<|im_start|>assistant\n")
     llm.llama.reset()
     cold = llm.chat(messages, max_tokens=6).text
+    llm.llama.reset()
     llm.reuse_prefix(prefix)  # computes and saves the state
     saved = list((paths.cache_dir() / "kv-states").glob("*.npz"))
     assert len(saved) == 1

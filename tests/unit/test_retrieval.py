@@ -7,7 +7,7 @@ from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.index.store import Hit
 from codeasst.retrieve import lexical
 from codeasst.retrieve.fuse import against_lost_in_the_middle, cap_per_file, reciprocal_rank_fusion
-from codeasst.retrieve.pipeline import retrieve
+from codeasst.retrieve.pipeline import mentioned_locations, retrieve
 from codeasst.retrieve.query import analyze, identifiers_in, is_english, parse_reply
 from codeasst.services import build_services
 from codeasst.tasks.ask import check_citations
@@ -99,3 +99,23 @@ def test_pipeline_fuses_dense_hyde_and_exact_search(make_repo):
     assert result.hits[0].hit.path in ("billing/tax.py", "billing/invoice.py")
     assert "rg" in result.hits[0].sources
     assert {"index_update_s", "dense_s", "rg_s", "query_analysis_s"} <= set(result.timings)
+
+
+def test_places_named_in_piped_text_are_found():
+    trace = ('Traceback (most recent call last):\n  File "/home/me/shop/billing/invoice.py", line 11, in total\n'
+             "ERROR web/main.ts:3 failed; see also notes.txt:9 and billing/invoice.py:11\n")
+    files = ["billing/invoice.py", "web/main.ts", "README.md"]
+    assert mentioned_locations(trace, files) == [("billing/invoice.py", 11), ("web/main.ts", 3)]
+
+
+def test_piped_context_adds_its_places_as_a_retriever(make_repo):
+    root = make_repo({
+        "billing/tax.py": "def apply_vat(amount):\n    return amount * 1.2\n",
+        "billing/invoice.py": "def invoice_total(lines):\n    raise TypeError('bad qty')\n",
+    })
+    llm = ScriptedLLM([" error\n", "raise TypeError()\n"])
+    services = build_services(root, embedder=HashingEmbedder(), llm=llm)
+    trace = 'Traceback:\n  File "billing/invoice.py", line 2, in invoice_total\nTypeError: bad qty\n'
+    result = retrieve(services, "where is this raised?", context=trace)
+    assert [h.path for h in result.rankings["stdin-places"]] == ["billing/invoice.py"]
+    assert result.hits[0].hit.path == "billing/invoice.py"
