@@ -81,6 +81,7 @@ class FixResult:
     seconds: float = 0.0
     written: bool = False
     source: SourceFile | None = field(default=None, repr=False)  # where write_fix puts it back
+    newline: str = "\n"  # the input's line ending, for text that did not come from a file (stdin)
 
     @property
     def changed(self) -> bool:

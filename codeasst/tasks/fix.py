@@ -24,6 +24,7 @@ from codeasst.fixing.source import (
     FileChangedError,
     FixInputError,
     decode,
+    dominant_newline,
     normalize_newlines,
     read_source,
     write_source,
@@ -33,8 +34,9 @@ from codeasst.services import Services
 
 __all__ = [
     "Change", "Diagnostic", "FileChangedError", "FixInputError", "FixOptions", "FixResult", "LinterError",
-    "Rejection", "SourceSyntaxError", "fix_file", "fix_text", "options_from", "write_fix",
+    "Rejection", "SourceSyntaxError", "fix_file", "fix_text", "fixed_bytes", "options_from", "write_fix",
 ]
+
 
 def options_from(services: Services, **overrides: Any) -> FixOptions:
     """FixOptions from the [fix] settings section when it exists, then CLI overrides (None = unset)."""
@@ -68,13 +70,17 @@ def fix_text(services: Services, data: bytes, *, name: str = "stdin.py", options
     text, encoding, _ = decode(data, name)
     root = services.repo.root
     linter = Linter.for_path(root / name, root, options.linter, options.linter_timeout_s)
-    return fix_source(normalize_newlines(text), linter, llm=lambda: services.llm, options=options, name=name,
-                      encoding=encoding)
+    result = fix_source(normalize_newlines(text), linter, llm=lambda: services.llm, options=options, name=name,
+                        encoding=encoding)
+    result.newline = dominant_newline(text)
+    return result
 
 
 def fixed_bytes(result: FixResult) -> bytes:
     """The fixed text as the file would hold it (its encoding and line endings); for stdout."""
-    return result.source.encode(result.fixed) if result.source else result.fixed.encode("utf-8")
+    if result.source is not None:
+        return result.source.encode(result.fixed)
+    return result.fixed.replace("\n", result.newline).encode("utf-8")
 
 
 def write_fix(result: FixResult) -> bool:
