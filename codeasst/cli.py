@@ -328,6 +328,28 @@ def eval_retrieval(
         typer.echo("\n".join(report_lines(report)))
 
 
+@eval_app.command("fix")
+def eval_fix(
+    data: Annotated[Path, typer.Argument(help="JSONL: code, flake8 feedback, test_setup_code, tests.")],
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows.")] = None,
+    systems: Annotated[str, typer.Option("--systems", help="Comma-separated: autopep8, raw, pipeline.")] = (
+        "autopep8,raw,pipeline"),
+    out: Annotated[Path | None, typer.Option("--out", help="Write per-row results here (JSONL).")] = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Clean, kept and AST-unchanged rates of fix and its baselines, run side by side."""
+    from codeasst.evals.fix import evaluate
+
+    services = _services(Path("."), model=model)
+    chosen = [name.strip() for name in systems.split(",") if name.strip()]
+    report = evaluate(services, data.resolve(), systems=chosen, limit=limit, out=out)
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        typer.echo("\n".join(report.lines()))
+
+
 @app.callback(invoke_without_command=True)
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,

@@ -101,6 +101,23 @@ class AskSettings(_Section):
     """Longest answer, in tokens."""
 
 
+class FixSettings(_Section):
+    linter: list[str] | None = None
+    """The linter command, run in the repository; unset runs flake8 from codeasst's own Python."""
+
+    linter_timeout_s: float = 60.0
+    """Seconds one linter run may take."""
+
+    max_rounds: int = 3
+    """Model attempts per function; each retry is told why the last was rejected."""
+
+    max_file_bytes: int = 1_000_000
+    """Files larger than this are refused."""
+
+    max_unit_lines: int = 120
+    """Longest function shown to the model whole; longer ones are sent in parts."""
+
+
 class LLMSettings(_Section):
     model: str = "bundled"
     """'bundled' (Qwen2.5-Coder-0.5B-Instruct, shipped with codeasst), 'bundled-1.5b' (if its
@@ -158,6 +175,9 @@ class Settings(BaseSettings):
 
     ask: AskSettings = AskSettings()
     """How ask builds its prompt."""
+
+    fix: FixSettings = FixSettings()
+    """How fix lints and repairs code."""
 
     llm: LLMSettings = LLMSettings()
     """The language model and how it runs."""

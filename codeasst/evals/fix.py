@@ -50,6 +50,7 @@ class RowResult:
     ast_same: bool | None = None  # only for style-only rows
     remaining: list[str] = field(default_factory=list)
     error: str = ""
+    llm_calls: int = 0
 
 
 @dataclass
@@ -61,6 +62,7 @@ class SystemScore:
     style_rows: int
     ast_unchanged: float | None
     mean_s: float
+    llm_calls: int  # model calls in all; the pipeline asks only for what rules could not fix
     not_clean: list[str]
     not_kept: list[str]
 
@@ -77,10 +79,11 @@ class FixEvalReport:
 
     def lines(self) -> list[str]:
         out = [f"{self.rows} rows from {self.data}; {self.wall_s:.0f} s in all",
-               "| system | clean | kept | AST unchanged (style-only rows) | mean s/row |", "|---|---|---|---|---|"]
+               "| system | clean | kept | AST unchanged (style-only rows) | mean s/row | model calls |",
+               "|---|---|---|---|---|---|"]
         for s in self.systems:
             ast_same = f"{s.ast_unchanged:.1%} of {s.style_rows}" if s.ast_unchanged is not None else "-"
-            out.append(f"| {s.system} | {s.clean:.1%} | {s.kept:.1%} | {ast_same} | {s.mean_s:.2f} |")
+            out.append(f"| {s.system} | {s.clean:.1%} | {s.kept:.1%} | {ast_same} | {s.mean_s:.2f} | {s.llm_calls} |")
         return out
 
 
@@ -110,24 +113,25 @@ def _codes(feedback: str) -> set[str]:
     return {line.split(":", 1)[0].strip() for line in feedback.splitlines() if ":" in line}
 
 
-def _autopep8(row: dict, **_: object) -> str:
+def _autopep8(row: dict, **_: object) -> tuple[str, int]:
     import autopep8  # deferred: only this system needs it
 
-    return autopep8.fix_code(row["code"], options={"aggressive": 2})
+    return autopep8.fix_code(row["code"], options={"aggressive": 2}), 0
 
 
-def _raw(row: dict, services: Services, **_: object) -> str:
+def _raw(row: dict, services: Services, **_: object) -> tuple[str, int]:
     messages = prompt.load("fix").messages(code=row["code"], feedback=row["feedback"].strip(), hints="")
     reply = ask_for_code(services.llm, messages, max(256, int(len(row["code"]) / 2.5) + 128))
     extracted = extract_code(reply, Unit(1, 1, "code", None))
-    return extracted.code if extracted else row["code"]
+    return (extracted.code if extracted else row["code"]), 1
 
 
-def _pipeline(row: dict, services: Services, linter: Linter, options: FixOptions, **_: object) -> str:
-    return fix_source(row["code"], linter, llm=lambda: services.llm, options=options, name=linter.display_name).fixed
+def _pipeline(row: dict, services: Services, linter: Linter, options: FixOptions, **_: object) -> tuple[str, int]:
+    result = fix_source(row["code"], linter, llm=lambda: services.llm, options=options, name=linter.display_name)
+    return result.fixed, result.llm_calls
 
 
-_RUNNERS: dict[str, Callable[..., str]] = {"autopep8": _autopep8, "raw": _raw, "pipeline": _pipeline}
+_RUNNERS: dict[str, Callable[..., tuple[str, int]]] = {"autopep8": _autopep8, "raw": _raw, "pipeline": _pipeline}
 
 
 def _kept(row: dict, fixed: str, workdir: Path, timeout_s: float) -> bool:
@@ -171,11 +175,12 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
             for i, row in enumerate(rows):
                 t0 = time.perf_counter()
                 try:
-                    fixed, error = _RUNNERS[system](row, services=services, linter=linter,
-                                                    options=options or FixOptions()), ""
+                    (fixed, calls), error = _RUNNERS[system](row, services=services, linter=linter,
+                                                             options=options or FixOptions()), ""
                 except CodeasstError as exc:  # a row one system cannot handle is scored as unfixed
-                    fixed, error = row["code"], exc.one_line()
-                result = RowResult(row["task_id"], system, fixed, time.perf_counter() - t0, error=error)
+                    fixed, calls, error = row["code"], 0, exc.one_line()
+                result = RowResult(row["task_id"], system, fixed, time.perf_counter() - t0, error=error,
+                                   llm_calls=calls)
                 _score(row, result, linter, workdir, test_timeout_s)
                 done.append(result)
                 if sink:
@@ -208,6 +213,6 @@ def _summary(system: str, results: list[RowResult]) -> SystemScore:
         clean=sum(r.clean for r in results) / n, kept=sum(r.kept for r in results) / n,
         style_rows=len(style),
         ast_unchanged=sum(bool(r.ast_same) for r in style) / len(style) if style else None,
-        mean_s=sum(r.seconds for r in results) / n,
+        mean_s=sum(r.seconds for r in results) / n, llm_calls=sum(r.llm_calls for r in results),
         not_clean=[r.task_id for r in results if not r.clean], not_kept=[r.task_id for r in results if not r.kept],
     )

@@ -31,6 +31,7 @@ def test_each_system_is_scored_on_clean_kept_ast_and_time(tmp_path):
     assert scores["autopep8"].not_kept == ["t/3"] and scores["autopep8"].not_clean == ["t/2", "t/3"]
     assert scores["raw"].not_clean == ["t/1", "t/3"] and scores["raw"].not_kept == ["t/2"]
     assert len(out.read_text().splitlines()) == 9
+    assert scores["raw"].llm_calls == 3 and scores["pipeline"].llm_calls == 0
     assert any("| pipeline | 100.0% | 100.0% |" in line for line in report.lines())
 
 
