@@ -123,10 +123,6 @@ class ChunkStore:
         with _chroma_errors("read chunk ids"):
             return self.collection.get(where={"path": path}, include=[])["ids"]
 
-    def all_ids(self) -> list[str]:
-        with _chroma_errors("read chunk ids"):
-            return self.collection.get(include=[])["ids"]
-
     def query(self, vector: Vector, k: int) -> list[Hit]:
         with _chroma_errors("search"):
             result = self.collection.query(
