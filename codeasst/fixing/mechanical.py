@@ -278,9 +278,9 @@ def _logical_lines(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def fix_long_lines(text: str, diagnostics: list[Diagnostic], limit: int) -> str | None:
-    """E501 on code: re-lay the statement along its brackets (wrap.py)."""
-    rows = {d.line for d in diagnostics if d.code == "E501"}
+def fix_long_lines(text: str, diagnostics: list[Diagnostic], limit: int, only: int | None = None) -> str | None:
+    """E501 on code: re-lay the statement along its brackets (wrap.py); `only` picks one line."""
+    rows = {d.line for d in diagnostics if d.code == "E501" and only in (None, d.line)}
     lines = text.splitlines(keepends=True)
     edits = []
     for first, last in _logical_lines(text):

@@ -33,6 +33,9 @@ _HINTS = {
 }
 
 
+_ONE_BY_ONE = 40  # lines retried one at a time when a fix of all of them together is refused
+
+
 class SourceSyntaxError(CodeasstError):
     """The input does not parse; fixing lint in it is refused."""
 
@@ -181,6 +184,11 @@ class _Run:
         for codes, rule in rules:
             if any(d.code in codes for d in self.state.diagnostics):
                 progressed |= self.attempt("rules", self._then_wrap(rule(), limit), codes, "file")
+        long_rows = [d.line for d in self.state.diagnostics if d.code == "E501"]
+        for row in long_rows[:_ONE_BY_ONE] if 1 < len(long_rows) else ():  # one bad wrap must not sink the rest
+            line = next((d.line for d in self.state.diagnostics if d.code == "E501" and d.line >= row), None)
+            candidate = mechanical.fix_long_lines(self.state.text, self.state.diagnostics, limit, only=line)
+            progressed |= self.attempt("rules", candidate, {"E501"}, f"line {line}")
         if any(d.code == "E741" for d in self.state.diagnostics):
             renamed = renames.fix_ambiguous_names(self.state.text, self.state.tree, self.state.diagnostics)
             if renamed is not None:
@@ -200,13 +208,13 @@ class _Run:
             return None
         return mechanical.fix_overlong(candidate, self._wrap_at(limit)) or candidate
 
-    def _autopep8_candidate(self, select: set[str], limit: int) -> str:
+    def _autopep8_candidate(self, select: set[str], limit: int, wrap: bool = True) -> str:
         # Whitespace inside a multi-line string is part of its value: respell such strings first,
         # or autopep8 strips it (the AST check then refuses its whole fix).
         text = mechanical.fix_whitespace_in_strings(self.state.text, self.state.tree, self.state.diagnostics) \
             or self.state.text
         fixed = mechanical.autopep8_fix(text, select, limit) or text
-        return mechanical.fix_overlong(fixed, self._wrap_at(limit)) or fixed
+        return (mechanical.fix_overlong(fixed, self._wrap_at(limit)) if wrap else None) or fixed
 
     def _autopep8(self, codes: set[str], limit: int) -> bool:
         select = set(codes)
@@ -223,7 +231,8 @@ class _Run:
             select.add(introduced.group(1))
         progressed = False
         for code in sorted(codes) if len(codes) > 1 else ():  # keep each code's fix that is safe on its own
-            progressed |= self.attempt("autopep8", self._autopep8_candidate({code}, limit), {code}, "file")
+            progressed |= self.attempt("autopep8", self._autopep8_candidate({code}, limit, wrap=False),
+                                       {code}, "file")
         return progressed
 
     def for_model(self) -> list[Diagnostic]:

@@ -190,20 +190,25 @@ class _Layout:
         return [lines[0], *[" " * indent + x for x in lines[1:]]]
 
 
+_ASSIGN = ("=", "+=", "-=", "*=", "/=", "//=", "%=", "|=", "&=", "^=", ">>=", "<<=", "**=", "@=")
+
+
 def _parenthesize(items: list) -> list | None:
-    """Put the value of `x = ...`, `return ...` or `if ...:` in brackets, so it can be split."""
-    depth0 = [i for i, item in enumerate(items) if isinstance(item, _Tok)]
-    start = None
-    for i in depth0:
-        if items[i].text in ("=", "+=", "-=", "*=", "/=", "//=", "%=", "|=", "&=", "return", "if", "elif",
-                             "while", "assert"):
-            start = i + 1
-            if items[i].text != "=":
-                break
-    end = len(items)
-    if items and isinstance(items[-1], _Tok) and items[-1].text == ":":
-        end -= 1
-    if start is None or start >= end:
+    """Put the value of `x = ...`, `return ...`, `assert ...` or `if ...:` in brackets, so it can be split."""
+    if not items:
+        return None
+    head = items[0].text if isinstance(items[0], _Tok) else ""
+    end = len(items) - (1 if isinstance(items[-1], _Tok) and items[-1].text == ":" else 0)
+    if head in ("return", "if", "elif", "while", "assert"):
+        start = 1
+        if head == "assert":  # `assert (test, message)` would be a tuple, always true
+            end = next((i for i in range(1, end) if isinstance(items[i], _Tok) and items[i].text == ","), end)
+    else:
+        assigns = [i for i, item in enumerate(items) if isinstance(item, _Tok) and item.text in _ASSIGN]
+        if not assigns:
+            return None
+        start = assigns[-1] + 1
+    if start >= end:
         return None
     inner = items[start:end]
     bracket = _Bracket(_Tok("(", inner[0].space), inner, _Tok(")", ""))
