@@ -187,6 +187,7 @@ def fix(
     check: Annotated[bool, typer.Option("--check", help="Exit 1 when diagnostics remain.")] = False,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Mechanical fixes only; no model.")] = False,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Model attempts per function.")] = None,
+    try_syntax: Annotated[bool, typer.Option("--try-syntax", help="Let the model try to repair a syntax error.")] = False,
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -196,7 +197,8 @@ def fix(
     first = Path(files[0]) if files[0] != "-" else Path(".")
     services = _services(first if first.is_dir() else first.parent if first.parent.exists() else Path("."),
                          model=model)
-    options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None)
+    options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None,
+                           try_syntax=True if try_syntax else None)
     reports, remaining, failed = [], 0, 0
     for name in files:
         try:
