@@ -179,3 +179,16 @@ def test_the_model_may_repair_a_syntax_error_only_when_asked(linter):
     assert "E999" in llm.history[0] and "def g" not in llm.history[0]
     with pytest.raises(SourceSyntaxError, match="could not repair"):
         run(broken, linter, ScriptedLLM(["no"] * 3), try_syntax=True)
+
+
+def test_long_lines_are_wrapped_without_changing_what_they_mean(linter):
+    source = textwrap.dedent("""\
+        def check(rawdata, i, fallback_value_for_missing_entries):
+            assert rawdata[i:i + 3] == '<![', 'unexpected call to parse_marked_section() at %d' % i
+            value = rawdata[i] if rawdata and i < len(rawdata) else fallback_value_for_missing_entries
+            return value
+        """)
+    result = run(source, linter, ScriptedLLM())
+    assert result.clean, result.after
+    assert ast.dump(ast.parse(result.fixed)) == ast.dump(ast.parse(source))
+    assert max(len(line) for line in result.fixed.splitlines()) <= 79
