@@ -68,6 +68,7 @@ class GenerationParams:
     temperature: float = 0.0  # greedy by default: answers and tests stay reproducible
     stop: tuple[str, ...] = ()
     logprobs: int | None = None  # how many alternatives to report per token, when supported
+    repeat_penalty: float = 1.0  # above 1 discourages the loops small models fall into in prose
 
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}

@@ -137,7 +137,7 @@ class LlamaCppLLM(LLM):
         with self._lock:
             # generate() reuses the KV cache for the longest common prefix with the last call.
             stream = llama.generate(tokens, temp=params.temperature, top_k=40, top_p=0.95, min_p=0.05,
-                                    repeat_penalty=1.0, reset=True)
+                                    repeat_penalty=params.repeat_penalty, reset=True)
             for generated, token in enumerate(stream, start=1):
                 if llama_cpp.llama_vocab_is_eog(llama._model.vocab, token):
                     break

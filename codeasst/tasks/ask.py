@@ -82,18 +82,27 @@ def ask(services: Services, question: str, stdin_text: str | None = None) -> tup
         began = time.perf_counter()
         first = None
         pieces = []
-        stop = ("<|im_end|>",)
-        for token in llm.generate(llm.chat_prompt(messages), GenerationParams(max_tokens=cfg.max_tokens, stop=stop)):
+        params = GenerationParams(max_tokens=cfg.max_tokens, stop=("<|im_end|>",), repeat_penalty=1.1)
+        for token in llm.generate(llm.chat_prompt(messages), params):
             if first is None:
                 first = time.perf_counter()
                 answer.timings["first_token_s"] = round(first - started, 3)
             pieces.append(token.text)
             yield token.text
+            if token.text.endswith("\n") and _looping("".join(pieces)):
+                break
         answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
         answer.text = "".join(pieces)
         answer.citations = check_citations(services.repo.root, answer.text, result.hits)
 
     return answer, stream()
+
+
+def _looping(text: str, repeats: int = 3) -> bool:
+    """A small model in a loop repeats a line; stop it rather than print the same line forever."""
+    lines = [re.sub(r"\d+", "#", line.strip())[:60] for line in text.splitlines() if line.strip()]
+    return len(lines) >= repeats and len(set(lines[-repeats:])) == 1 or (
+        len(lines) >= 2 * repeats and len(set(lines[-2 * repeats:])) <= 2)
 
 
 def check_citations(root: Path, text: str, hits: list[Fused]) -> list[Citation]:

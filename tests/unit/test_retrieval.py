@@ -119,3 +119,12 @@ def test_piped_context_adds_its_places_as_a_retriever(make_repo):
     result = retrieve(services, "where is this raised?", context=trace)
     assert [h.path for h in result.rankings["stdin-places"]] == ["billing/invoice.py"]
     assert result.hits[0].hit.path == "billing/invoice.py"
+
+
+def test_an_answer_stuck_in_a_loop_is_detected():
+    from codeasst.tasks.ask import _looping
+
+    assert not _looping("First, the rules.\nThen the content checks.\n1. binary\n2. size\n")
+    assert _looping("- **4. `.codeasstignore` applies**\n- **5. `.codeasstignore` applies**\n"
+                    "- **6. `.codeasstignore` applies**\n")
+    assert _looping("a\nb\na\nb\na\nb\n")
