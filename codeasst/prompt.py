@@ -27,29 +27,25 @@ class Prompt:
     parts: dict[str, str]  # e.g. {"system": "...", "user": "..."} or {"text": "..."} for raw prompts
 
     def variables(self) -> set[str]:
-        found = set()
-        for text in self.parts.values():
-            for match in Template.pattern.finditer(text):
-                name = match.group("named") or match.group("braced")
-                if name:
-                    found.add(name)
-        return found
+        return set().union(*(_names(text) for text in self.parts.values()))
 
     def render(self, part: str, **values: object) -> str:
         if part not in self.parts:
             raise PromptError(f"prompt {self.name!r} has no part {part!r}")
-        missing = sorted(self.variables_of(part) - set(values))
+        missing = sorted(_names(self.parts[part]) - set(values))
         if missing:
             raise PromptError(f"prompt {self.name!r} needs {', '.join(missing)}")
         return Template(self.parts[part]).substitute({k: str(v) for k, v in values.items()})
-
-    def variables_of(self, part: str) -> set[str]:
-        return Prompt(self.name, {part: self.parts[part]}).variables()
 
     def messages(self, **values: object) -> list[Message]:
         """The chat messages of a prompt with `system` and `user` parts."""
         return [{"role": role, "content": self.render(role, **values)}
                 for role in ("system", "user") if role in self.parts]
+
+
+def _names(template: str) -> set[str]:
+    return {m.group("named") or m.group("braced") for m in Template.pattern.finditer(template)
+            if m.group("named") or m.group("braced")}
 
 
 @cache

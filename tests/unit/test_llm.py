@@ -144,3 +144,16 @@ def test_an_unreachable_server_is_a_model_error():
     llm = OpenAICompatibleLLM("http://127.0.0.1:9", "m", retries=0, timeout=2)
     with pytest.raises(ModelError, match="cannot reach the model server at http://127.0.0.1:9/v1"):
         llm.complete("hi")
+
+
+def test_every_prompt_file_loads_and_renders_with_its_variables():
+    from importlib import resources
+
+    names = [p.name.removesuffix(".toml") for p in resources.files("codeasst.prompts").iterdir()
+             if p.name.endswith(".toml")]
+    assert {"ask", "probe", "query_analysis", "rerank"} <= set(names)
+    for name in names:
+        loaded = prompt.load(name)
+        values = {v: f"<{v}>" for v in loaded.variables()}
+        for part in loaded.parts:
+            assert "$" not in loaded.render(part, **values).replace("$$", "")
