@@ -146,6 +146,7 @@ def write_source(source: SourceFile, text: str) -> None:
                                    hint="run the fix again")
         os.replace(tmp, source.path)
     except BaseException:
+        # BaseException too: Ctrl-C must not leave a temporary copy beside the user's file.
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(directory)
