@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeasst.errors import CodeasstError
@@ -89,12 +89,6 @@ def rank_chunks(line_hits: list[LineHit], chunks: list[Hit], total_files: int) -
             if chunk.id in found:
                 # Distinct keywords dominate; repeats of one add a little.
                 score = sum(idf[k] for k in found[chunk.id]) + 0.1 * math.log1p(count[chunk.id])
-                scored.append(_with_score(chunk, score))
+                scored.append(replace(chunk, score=score))
     scored.sort(key=lambda h: (-h.score, h.path, h.start_line))
     return scored
-
-
-def _with_score(hit: Hit, score: float) -> Hit:
-    from dataclasses import replace
-
-    return replace(hit, score=score)
