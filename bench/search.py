@@ -1,12 +1,15 @@
 """Latency of `codeasst search` and `codeasst ask`, as a user runs them: one CLI process per query.
 
-    python bench/search.py [--packages rich click] [--queries 10]
+    python bench/search.py [--packages rich click] [--queries 10] [--work DIR]
 
 The repository is the installed source of the given packages (rich and click
-together are about 50k lines). It is indexed first; every measured command
-then finds the index up to date. Search is timed from process start to exit;
-ask from process start to the first byte of the answer on stdout. The baseline
-in the same run is `search --no-llm` (dense and exact search, no query analysis).
+together are about 50k lines). It is indexed first (`--work DIR` keeps it, and
+its index, for the next run); every measured command then finds the index up
+to date. Search is timed from process start to exit; ask from process start to
+the first byte of the answer on stdout, with and without the full query analysis. The same queries
+then run in one process that loads the models once, as a server or the TUI
+would. The baseline in the same run is `search --no-llm` (dense and exact
+search, no query analysis).
 """
 
 from __future__ import annotations
@@ -35,15 +38,56 @@ def wall(args: list[str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
-def first_byte(args: list[str], cwd: Path) -> float:
+def first_byte(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
     proc = subprocess.Popen([*CLI, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     proc.stdout.read(1)
     elapsed = time.perf_counter() - started
     proc.stdout.read()
     proc.wait()
     return elapsed
+
+
+def model_speed(repo: Path) -> str:
+    """The model's raw speed now: this machine's speed drifts by 20% over an hour."""
+    from codeasst.backends.base import GenerationParams
+    from codeasst.services import build_services
+
+    llm = build_services(repo).llm
+    llm.load()
+    prompt = " ".join(f"item_{i} = compute({i})" for i in range(100))
+    tokens = llm.count_tokens(prompt)
+    started = time.perf_counter()
+    pieces = llm.generate(prompt, GenerationParams(max_tokens=129))
+    next(pieces)
+    first = time.perf_counter()
+    generated = 1 + sum(1 for _ in pieces)
+    done = time.perf_counter()
+    return (f"model now: prompt {tokens / (first - started):.0f} tok/s ({tokens} tokens), "
+            f"generation {(generated - 1) / (done - first):.1f} tok/s")
+
+
+def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[float]]:
+    """The same queries in one process that loaded the models once, as a long-lived
+    server or the TUI holds them: what is left once start-up and loading are paid."""
+    from codeasst.retrieve.pipeline import retrieve
+    from codeasst.services import build_services
+    from codeasst.tasks.ask import ask
+
+    services = build_services(repo)
+    retrieve(services, "warm up the models")
+    searches, firsts = [], []
+    for q in questions:
+        started = time.perf_counter()
+        retrieve(services, q)
+        searches.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        _, stream = ask(services, q)
+        next(stream)
+        firsts.append(time.perf_counter() - started)
+        stream.close()
+    return searches, firsts
 
 
 def pct(values: list[float], q: float) -> float:
@@ -55,31 +99,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packages", nargs="+", default=["rich", "click"])
     parser.add_argument("--queries", type=int, default=10)
+    parser.add_argument("--work", type=Path, help="Keep the repository and its index here, for the next run.")
     args = parser.parse_args()
 
-    work = Path(tempfile.mkdtemp(prefix="codeasst-bench-"))
+    work = args.work or Path(tempfile.mkdtemp(prefix="codeasst-bench-"))
     os.environ["CODEASST_HOME"] = str(work / "home")
     repo = work / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    for name in args.packages:
-        shutil.copytree(SITE / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    if not repo.is_dir():
+        repo.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        for name in args.packages:
+            shutil.copytree(SITE / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     lines = sum(len(p.read_text(errors="replace").splitlines()) for p in repo.rglob("*.py"))
     index_s = wall(["index", "."], repo)
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
     questions = [r["question"] for r in rows if r["repo"] in args.packages][: args.queries]
 
     print(f"# machine: {platform.machine()}, {os.cpu_count()} cores; repo: {', '.join(args.packages)} "
-          f"({lines:,} lines of Python); cold index {index_s:.0f} s")
+          f"({lines:,} lines of Python); index (cold unless --work was reused) {index_s:.0f} s")
     wall(["search", "warm up the page cache", "--no-llm"], repo)
     baseline = [wall(["search", q, "--no-llm"], repo) for q in questions]
     full = [wall(["search", q], repo) for q in questions]
     ttft = [first_byte(["ask", q], repo) for q in questions]
+    ttft_full = [first_byte(["ask", q], repo, {"CODEASST_ASK__QUERY_ANALYSIS": "true"}) for q in questions]
+    warm_search, warm_ttft = in_one_process(repo, questions)
+    print(model_speed(repo))
     for label, values in (("search --no-llm (baseline)", baseline), ("search", full),
-                          ("ask, time to first answer byte", ttft)):
+                          ("ask, time to first answer byte", ttft),
+                          ("ask with full query analysis, time to first answer byte", ttft_full),
+                          ("search, in one warm process", warm_search),
+                          ("ask, in one warm process, time to first token", warm_ttft)):
         print(f"{label}: p50 {statistics.median(values):.2f} s, p90 {pct(values, 0.9):.2f} s, "
               f"max {max(values):.2f} s over {len(values)} queries")
-    shutil.rmtree(work, ignore_errors=True)
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

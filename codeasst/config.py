@@ -72,11 +72,11 @@ class RetrievalSettings(_Section):
     per_file: int = 3
     """Most hits from one file, for diversity."""
 
-    weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.1, "rg": 0.1,
+    weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.2, "rg": 0.1,
                                  "stdin-places": 2.0, "stdin-dense": 0.5}
     """Weight of each retriever in rank fusion; `codeasst eval retrieval` is how to choose them."""
 
-    min_score_ratio: float = 0.8
+    min_score_ratio: float = 0.85
     """Show only hits scoring at least this share of the best one (when -k is not given)."""
 
     original_language_weight: float = 0.2
@@ -86,6 +86,19 @@ class RetrievalSettings(_Section):
     hyde: bool = True
     """Also search with a hypothetical snippet the LLM writes (HyDE)."""
 
+    hyde_tokens: int = 32
+    """Longest HyDE snippet, in tokens; at about 35 tokens/s on 2 CPU cores each 10 cost 0.3 s of search time."""
+
+    hyde_lines: int = 6
+    """Longest HyDE snippet, in lines."""
+
+    llm_keywords: bool = True
+    """Have the LLM write exact-search keywords for English questions too (a question in another
+    language always gets them, with its translation); otherwise they are the identifiers the user typed."""
+
+    keyword_tokens: int = 20
+    """Longest keyword list the LLM writes for exact search, in tokens."""
+
     rerank: bool = False
     """Rerank with the LLM's yes/no log-probabilities. Off by default: on a CPU it costs seconds per query."""
 
@@ -94,8 +107,13 @@ class RetrievalSettings(_Section):
 
 
 class AskSettings(_Section):
-    context_chars: int = 2400
-    """Characters of code given to the model; each 1,000 costs about 2 s of prompt processing on 2 CPU cores."""
+    context_chars: int = 1800
+    """Characters of code given to the model; each 1,000 costs about 1.7 s of prompt processing on 2 CPU cores."""
+
+    query_analysis: bool = False
+    """The full query analysis (LLM keywords and HyDE, as `search` runs it) for ask too. Off by default,
+    ask only has questions not in English translated: on 2 CPU cores the rest delays the first answer
+    token by about 1.6 s, for one question in 76 of recall@3 in the eval (see docs/benchmarks.md)."""
 
     max_tokens: int = 400
     """Longest answer, in tokens."""

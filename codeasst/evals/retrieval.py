@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeasst import paths
+from codeasst.config import RetrievalSettings
 from codeasst.errors import UsageError
 from codeasst.index.store import Hit
 from codeasst.retrieve.fuse import Fused, as_fused, present
-from codeasst.retrieve.pipeline import Retrieval, retrieve
+from codeasst.retrieve.pipeline import Retrieval, fuse, retrieve
 from codeasst.services import Services, build_services
 
 RECALL_AT = (1, 3, 5, 10)
@@ -66,12 +67,15 @@ def ranked_files(hits: list[Hit]) -> list[str]:
     return list(dict.fromkeys(hit.path for hit in hits))
 
 
-def stages_of(result: Retrieval) -> dict[str, list[Fused]]:
-    """Each stage's ranking in fused form: every retriever alone, fused, and reranked."""
+def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused]]:
+    """Each stage's ranking in fused form: every retriever alone, fused, fused without
+    HyDE (what skipping it would cost), and reranked."""
     stages = {name: as_fused(result.rankings.get(name, []), name) for name in SINGLE}
     if "dense-en" not in result.rankings:  # an English question: its English query is the question
         stages["dense-en"] = stages["dense"]
     stages["fused"] = result.fused
+    if "hyde" in result.rankings:
+        stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg)
     if result.reranked is not None:
         stages["reranked"] = result.reranked
     return stages
@@ -127,7 +131,7 @@ def evaluate(path: Path, *, limit: int | None = None, flags: dict | None = None,
         latencies.append(time.perf_counter() - started)
         expected = set(row["expected"])
         cfg = services.settings.retrieval
-        for stage, ranking in stages_of(result).items():
+        for stage, ranking in stages_of(result, cfg).items():
             files = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
             every = ranked_files([f.hit for f in ranking])
             stages[stage].add(files, every, expected)

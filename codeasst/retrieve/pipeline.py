@@ -14,6 +14,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from codeasst.config import RetrievalSettings
 from codeasst.errors import CodeasstError, IndexLocked
 from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
@@ -76,13 +77,22 @@ def mentioned_locations(text: str, files: list[str]) -> list[tuple[str, int]]:
     return found
 
 
+def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings) -> list[Fused]:
+    weights = dict(cfg.weights)
+    if "dense-en" in rankings:
+        weights["dense"] = cfg.original_language_weight
+    return reciprocal_rank_fusion(rankings, weights)
+
+
 def retrieve(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
-             update_index: bool = True, context: str | None = None) -> Retrieval:
+             update_index: bool = True, context: str | None = None, full_analysis: bool = True) -> Retrieval:
     """`context` is text the user piped in (a diff, a log, a traceback): the places it names
-    and its own meaning become two more retrievers."""
+    and its own meaning become two more retrievers. Without `full_analysis` the LLM only
+    translates a question not in English: no HyDE, no keywords beyond those it comes with."""
     if not question.strip():
         raise CodeasstError("the question is empty")
     cfg = services.settings.retrieval
+    hyde = cfg.hyde and full_analysis
     # An explicit k is a request for exactly that many hits; otherwise weak ones are dropped.
     min_ratio = 0.0 if k else cfg.min_score_ratio
     k = k or cfg.k
@@ -110,7 +120,12 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
             def run_analysis() -> QueryAnalysis:
                 started = time.perf_counter()
                 try:
-                    return analyze(services.llm, question, language, hyde=cfg.hyde)
+                    # Loaded here even when the analysis needs no generation (ask on an English
+                    # question), so that the load overlaps with opening the store.
+                    services.llm.load()
+                    return analyze(services.llm, question, language, hyde=hyde, hyde_tokens=cfg.hyde_tokens,
+                                   hyde_lines=cfg.hyde_lines, keyword_tokens=cfg.keyword_tokens,
+                                   llm_keywords=cfg.llm_keywords and full_analysis)
                 finally:
                     clock.lap("query_analysis_s", started)
 
@@ -128,7 +143,7 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
     queries = {}
     if analysis and analysis.english.strip() and not is_english(question):
         queries["dense-en"] = analysis.english
-    if analysis and analysis.hyde.strip() and cfg.hyde:
+    if analysis and analysis.hyde.strip() and hyde:
         queries["hyde"] = analysis.hyde
     if queries:
         started = time.perf_counter()
@@ -158,10 +173,7 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
         clock.lap("rg_s", started)
 
     started = time.perf_counter()
-    weights = dict(cfg.weights)
-    if "dense-en" in rankings:
-        weights["dense"] = cfg.original_language_weight
-    fused = reciprocal_rank_fusion(rankings, weights)
+    fused = fuse(rankings, cfg)
     hits = present(fused, k, cfg.per_file, min_ratio)
     clock.lap("fuse_s", started)
     result = Retrieval(question, analysis, rankings, fused, hits, clock.timings, summary, notes=notes)

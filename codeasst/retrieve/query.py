@@ -90,30 +90,60 @@ def parse_reply(question: str, reply: str, prefilled_english: str | None) -> Que
     )
 
 
-def analyze(llm: LLM, question: str, language: str, hyde: bool = True, hyde_tokens: int = 72) -> QueryAnalysis:
-    """Two short generations sharing one KV cache: the English query and keywords, then
-    the HyDE snippet inside a pre-filled code fence (small models often skip it otherwise)."""
+def analyze(llm: LLM, question: str, language: str, hyde: bool = True, hyde_tokens: int = 32,
+            hyde_lines: int = 6, keyword_tokens: int = 20, llm_keywords: bool = False) -> QueryAnalysis:
+    """Up to two short generations sharing one KV cache: the English query and keywords,
+    then the HyDE snippet inside a pre-filled code fence (small models often skip it otherwise).
+
+    Every generated token costs about 30 ms on 2 CPU cores, so both are capped tightly, and
+    the model writes only what it adds: an English question is pre-filled, and its keywords
+    are the identifiers the user typed unless `llm_keywords` asks the model for more."""
+    english = question if is_english(question) else None
+    if english and not hyde and not llm_keywords:
+        return QueryAnalysis(question, question, identifiers_in(question))
     messages = prompt.load("query_analysis").messages(question=question, language=language)
     llm.reuse_prefix(llm.chat_prompt(messages[:1]).removesuffix(ASSISTANT))
-    english = question if is_english(question) else None
     # Pre-filling the reply saves the model from translating English into English.
-    head = llm.chat_prompt(messages) + (f"english: {question}\nkeywords:" if english else "english:")
-    stop = ("<|im_end|>", "\ncode", "\n\n")
-    reply = _text(llm, head, GenerationParams(max_tokens=48 if english else 80, stop=stop))
-    if english is None and "keywords:" not in reply:
-        reply += "\nkeywords:" + _text(llm, head + reply + "\nkeywords:", GenerationParams(max_tokens=24, stop=stop))
+    head = llm.chat_prompt(messages) + (f"english: {question}" if english else "english:")
+    reply = ""
+    if english and llm_keywords:
+        head += "\nkeywords:"
+        reply, cut = _text(llm, head, GenerationParams(max_tokens=keyword_tokens, stop=("<|im_end|>", "\n")))
+        reply = _finished_items(reply, cut)
+    elif not english:
+        stop = ("<|im_end|>", "\ncode", "\n\n")
+        reply, cut = _text(llm, head, GenerationParams(max_tokens=keyword_tokens + 40, stop=stop))
+        if "keywords:" in reply:
+            before, _, items = reply.rpartition("keywords:")
+            reply = before + "keywords:" + _finished_items(items, cut)
+        else:
+            more, cut = _text(llm, head + reply + "\nkeywords:", GenerationParams(max_tokens=keyword_tokens, stop=stop))
+            reply += "\nkeywords:" + _finished_items(more, cut)
     snippet = ""
     if hyde:
         fence = f"\ncode:\n```{language.lower()}\n"
-        snippet = _text(llm, head + reply.rstrip() + fence,
-                        GenerationParams(max_tokens=hyde_tokens, stop=("```", "<|im_end|>")))
-    prefix = f"english: {question}\nkeywords:" if english else "english:"
+        snippet, cut = _text(llm, head + reply.rstrip() + fence,
+                             GenerationParams(max_tokens=hyde_tokens, stop=("```", "<|im_end|>")), max_lines=hyde_lines)
+        if cut and "\n" in snippet.strip("\n"):
+            snippet = snippet.rstrip("\n").rsplit("\n", 1)[0]  # drop the unfinished line
+    prefix = f"english: {question}" + ("\nkeywords:" if llm_keywords else "") if english else "english:"
     parsed = parse_reply(question, prefix + reply, english)
-    parsed.hyde = "\n".join(snippet.strip("\n").splitlines()[:10])
+    parsed.hyde = snippet.strip("\n")
     parsed.keywords = [k for k in parsed.keywords if k.lower() != language.lower()]
     parsed.raw = prefix + reply + "\n---\n" + snippet
     return parsed
 
 
-def _text(llm: LLM, prompt_text: str, params: GenerationParams) -> str:
-    return "".join(token.text for token in llm.generate(prompt_text, params))
+def _text(llm: LLM, prompt_text: str, params: GenerationParams, max_lines: int | None = None) -> tuple[str, bool]:
+    """The generated text, and whether max_tokens cut it short (max_lines keeps whole lines)."""
+    pieces: list[str] = []
+    for token in llm.generate(prompt_text, params):
+        pieces.append(token.text)
+        if max_lines is not None and "".join(pieces).count("\n") >= max_lines:
+            return "\n".join("".join(pieces).split("\n")[:max_lines]), False  # whole lines
+    return "".join(pieces), len(pieces) >= params.max_tokens
+
+
+def _finished_items(keywords: str, cut: bool) -> str:
+    """A keyword list cut short loses its unfinished last item."""
+    return keywords.rsplit(",", 1)[0] if cut and "," in keywords else keywords

@@ -47,21 +47,30 @@ class Answer:
         }
 
 
-def render_context(hits: list[Fused], budget_chars: int, stdin_text: str | None) -> str:
+def in_context(hits: list[Fused], budget_chars: int) -> list[Fused]:
+    """The best hits, in rank order, whose code fits the budget (the best one always does)."""
+    chosen, used = [], 0
+    for item in hits:
+        size = len(item.hit.text)
+        if chosen and used + size > budget_chars:
+            continue
+        chosen.append(item)
+        used += size
+    return chosen
+
+
+def render_context(hits: list[Fused], stdin_text: str | None, budget_chars: int) -> str:
+    """`hits` as chosen by in_context. Piped text comes first; the excerpts follow, strongest
+    at both ends against "lost in the middle", each headed by its path and line range, the
+    citation the model should copy. Numbering every line would cost about 30% more prompt
+    tokens (Qwen spells digits one token each), and prompt processing is what the user waits for."""
     parts = []
-    used = 0
     if stdin_text:
         piped = stdin_text[-budget_chars // 2 :]  # the end of a log or trace is usually what matters
         parts.append(f"Input from stdin:\n```\n{piped}\n```\n")
-        used += len(piped)
     for item in against_lost_in_the_middle(hits):
         hit = item.hit
-        lines = hit.text.splitlines()
-        numbered = "\n".join(f"{hit.start_line + i}| {line}" for i, line in enumerate(lines))
-        if used + len(numbered) > budget_chars and parts:
-            continue
-        parts.append(f"[{hit.path}:{hit.start_line}-{hit.end_line}] {hit.name}\n{numbered}\n")
-        used += len(numbered)
+        parts.append(f"[{hit.path}:{hit.start_line}-{hit.end_line}] {hit.name}\n{hit.text.rstrip()}\n")
     return "\n".join(parts)
 
 
@@ -70,10 +79,14 @@ def ask(services: Services, question: str, stdin_text: str | None = None) -> tup
     checked when the stream ends."""
     cfg = services.settings.ask
     started = time.perf_counter()
-    result = retrieve(services, question, context=stdin_text)
+    # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
+    result = retrieve(services, question, services.settings.retrieval.k, context=stdin_text,
+                      full_analysis=cfg.query_analysis)
     answer = Answer(question, retrieval=result, timings=dict(result.timings))
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
-    context = render_context(result.hits, cfg.context_chars, stdin_text)
+    budget = cfg.context_chars - (min(len(stdin_text), cfg.context_chars // 2) if stdin_text else 0)
+    result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
+    context = render_context(result.hits, stdin_text, cfg.context_chars)
     messages = prompt.load("ask").messages(context=context, question=question)
 
     def stream() -> Iterator[str]:

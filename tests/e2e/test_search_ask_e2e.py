@@ -57,7 +57,7 @@ def test_eval_retrieval_reports_every_stage(make_repo, tmp_path):
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     report = run_json("eval", "retrieval", str(data))
     assert report["rows"] == 2
-    assert {"dense", "dense-en", "hyde", "rg", "fused"} <= set(report["stages"])
+    assert {"dense", "dense-en", "hyde", "rg", "fused", "fused without hyde"} <= set(report["stages"])
     for scores in report["stages"].values():
         assert all(0.0 <= v <= 1.0 for v in scores.values())
     assert report["stages"]["fused"]["recall@5"] == 1.0

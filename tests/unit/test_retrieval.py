@@ -6,11 +6,11 @@ from __future__ import annotations
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.index.store import Hit
 from codeasst.retrieve import lexical
-from codeasst.retrieve.fuse import against_lost_in_the_middle, cap_per_file, reciprocal_rank_fusion
+from codeasst.retrieve.fuse import against_lost_in_the_middle, as_fused, cap_per_file, reciprocal_rank_fusion
 from codeasst.retrieve.pipeline import mentioned_locations, retrieve
 from codeasst.retrieve.query import analyze, identifiers_in, is_english, parse_reply
 from codeasst.services import build_services
-from codeasst.tasks.ask import check_citations
+from codeasst.tasks.ask import check_citations, in_context, render_context
 
 
 def hit(id_: str, path: str = "a.py", start: int = 1, end: int = 5) -> Hit:
@@ -37,12 +37,47 @@ def test_parse_reply_survives_drift():
 
 def test_analyze_prefills_english_questions_and_fences_hyde():
     llm = ScriptedLLM([" retry, backoff, Client.send\n", "def send(self):\n    return self._retry()\n"])
-    result = analyze(llm, "how does `Client.send` retry?", "Python")
+    result = analyze(llm, "how does `Client.send` retry?", "Python", llm_keywords=True)
     assert result.english == "how does `Client.send` retry?"
     assert result.keywords == ["Client.send", "retry", "backoff"]
     assert result.hyde == "def send(self):\n    return self._retry()"
     assert llm.history[0].endswith("english: how does `Client.send` retry?\nkeywords:")
     assert llm.history[1].endswith("code:\n```python\n")
+
+
+def test_the_model_writes_only_what_it_adds():
+    llm = ScriptedLLM(["def send(self):\n    return self._retry()\n"])
+    result = analyze(llm, "how does `Client.send` retry?", "Python")
+    assert result.keywords == ["Client.send"]  # typed by the user; no keyword generation
+    assert llm.history[0].endswith("english: how does `Client.send` retry?\ncode:\n```python\n")
+    assert analyze(llm, "how does `Client.send` retry?", "Python", hyde=False).keywords == ["Client.send"]
+    assert len(llm.history) == 1  # an English question without HyDE needs no model call
+    llm.enqueue(" Where is the password checked?\nkeywords: password, check_password\n")
+    translated = analyze(llm, "где проверяется пароль?", "Python", hyde=False)
+    assert translated.english == "Where is the password checked?"
+    assert translated.keywords == ["password", "check_password"]
+
+
+def test_hyde_snippet_is_cut_at_its_line_cap():
+    llm = ScriptedLLM([" retry\n", "a = 1\nb = 2\nc = 3\nd = 4\n"])
+    result = analyze(llm, "how does retry work?", "Python", hyde_lines=2, llm_keywords=True)
+    assert result.hyde == "a = 1\nb = 2"
+
+
+def test_context_heads_each_excerpt_with_the_citation_to_copy():
+    code = Hit("x", "pkg/mod.py", 10, 12, "function", "pkg.mod.f", "python", "def f():\n    return 1\n", 0.0)
+    context = render_context(as_fused([code], "dense"), None, 1000)
+    assert context.startswith("[pkg/mod.py:10-12] pkg.mod.f\ndef f():\n    return 1\n")
+
+
+def test_context_is_filled_by_rank_before_it_is_reordered():
+    sized = [Hit(str(i), f"f{i}.py", 1, 2, "function", f"f{i}", "python", "x" * size, 0.0)
+             for i, size in enumerate([500, 900, 300, 900, 200])]
+    chosen = in_context(as_fused(sized, "dense"), 1600)
+    # 0 and 1 fill 1,400 characters; 2 and 3 no longer fit, 4 still does.
+    assert [f.hit.id for f in chosen] == ["0", "1", "4"]
+    context = render_context(chosen, None, 1600)
+    assert [line.split(":")[0] for line in context.splitlines() if line.startswith("[")] == ["[f0.py", "[f4.py", "[f1.py"]
 
 
 def test_rrf_boosts_chunks_found_by_several_retrievers_and_caps_files():
@@ -93,7 +128,7 @@ def test_pipeline_fuses_dense_hyde_and_exact_search(make_repo):
         "README.md": "# Shop\n\nAn online shop.\n",
     })
     llm = ScriptedLLM([" apply_vat, tax\n", "def add_tax(x):\n    return apply_vat(x)\n"])
-    services = build_services(root, embedder=HashingEmbedder(), llm=llm)
+    services = build_services(root, {"retrieval.llm_keywords": True}, embedder=HashingEmbedder(), llm=llm)
     result = retrieve(services, "where is the tax added?", k=3)
     assert set(result.rankings) == {"dense", "hyde", "rg"}
     assert result.hits[0].hit.path in ("billing/tax.py", "billing/invoice.py")
@@ -128,3 +163,11 @@ def test_an_answer_stuck_in_a_loop_is_detected():
     assert _looping("- **4. `.codeasstignore` applies**\n- **5. `.codeasstignore` applies**\n"
                     "- **6. `.codeasstignore` applies**\n")
     assert _looping("a\nb\na\nb\na\nb\n")
+
+
+def test_replies_cut_by_the_token_cap_lose_their_unfinished_part():
+    # ScriptedLLM yields one word per token: 3 tokens cut the keyword list inside its third item.
+    llm = ScriptedLLM([" retry, backoff, Client.sen", "a = 1\nb = 2\nc ="])
+    result = analyze(llm, "how does retry work?", "Python", keyword_tokens=3, hyde_tokens=7, llm_keywords=True)
+    assert result.keywords == ["retry", "backoff"]
+    assert result.hyde == "a = 1\nb = 2"
