@@ -45,7 +45,8 @@ EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="Embedder
 _skip_teardown = False
 
 
-def _wrote_nothing(summary: Any) -> None:
+def _allow_fast_exit(summary: Any) -> None:
+    """Let this run skip teardown if its index update wrote nothing."""
     global _skip_teardown
     _skip_teardown = summary is None or not (summary.added or summary.changed or summary.deleted
                                              or summary.rebuilt)
@@ -148,7 +149,7 @@ def search(
 
     services = _services(repo, {"embedder.model": embedder}, model=model)
     result = run_search(services, query, k, use_llm=not no_llm)
-    _wrote_nothing(result.index)
+    _allow_fast_exit(result.index)
     for note in result.notes:
         _note(note)
     if as_json:
@@ -172,7 +173,7 @@ def ask(
 
     piped = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     answer, stream = run_ask(_services(repo, model=model), question, piped or None)
-    _wrote_nothing(answer.retrieval.index)
+    _allow_fast_exit(answer.retrieval.index)
     for note in answer.retrieval.notes:
         _note(note)
     if as_json:

@@ -101,14 +101,13 @@ class Linter:
     def check(self, text: str, encoding: str = "utf-8") -> list[Diagnostic]:
         """Diagnostics for `text` as if it were the file, sorted by position."""
         data = text.encode(encoding, errors="surrogateescape")
-        out = self._run(self.argv(f"--stdin-display-name={self.display_name}", "-"), data)
-        return sorted(diag for _, diag in out)
-    def _run(self, argv: list[str], stdin: bytes | None) -> list[tuple[str, Diagnostic]]:
+        return sorted(self._run(self.argv(f"--stdin-display-name={self.display_name}", "-"), data))
+
+    def _run(self, argv: list[str], stdin: bytes) -> list[Diagnostic]:
         shown = " ".join(argv[:3])
         try:
             proc = subprocess.run(argv, input=stdin, cwd=self.cwd, capture_output=True,
-                                  timeout=self.timeout_s, check=False,
-                                  stdin=None if stdin is not None else subprocess.DEVNULL)
+                                  timeout=self.timeout_s, check=False)
         except FileNotFoundError:
             raise LinterError(f"linter not found: {argv[0]}", hint="set fix.linter or install flake8") from None
         except subprocess.TimeoutExpired:
@@ -124,8 +123,8 @@ class Linter:
             if len(parts) != 5 or not parts[1].isdigit() or not parts[2].isdigit():
                 raise LinterError(f"{shown} printed a line codeasst cannot read: {line[:120]!r}",
                                   hint="does the project's flake8 config set `format` or `quiet`?")
-            path, row, col, code, message = parts
-            found.append((path, Diagnostic(int(row), int(col), code, message)))
+            _, row, col, code, message = parts
+            found.append(Diagnostic(int(row), int(col), code, message))
         if proc.returncode == 1 and not found:
             last = stderr.splitlines()[-1] if stderr else "no diagnostics printed"
             raise LinterError(f"{shown} failed: {last}")

@@ -129,6 +129,7 @@ def write_source(source: SourceFile, text: str) -> None:
     except OSError as exc:
         raise FixInputError(f"{source.path}: cannot write in {directory}: {exc.strerror}") from None
     tmp = Path(tmp_name)
+    replaced = False
     try:
         with os.fdopen(handle, "wb") as fh:
             fh.write(data)
@@ -145,10 +146,11 @@ def write_source(source: SourceFile, text: str) -> None:
             raise FileChangedError(f"{source.path}: changed on disk while it was being fixed; nothing written",
                                    hint="run the fix again")
         os.replace(tmp, source.path)
-    except BaseException:
-        # BaseException too: Ctrl-C must not leave a temporary copy beside the user's file.
-        tmp.unlink(missing_ok=True)
-        raise
+        replaced = True
+    finally:
+        # Whatever stopped us, Ctrl-C included, no temporary copy stays beside the user's file.
+        if not replaced:
+            tmp.unlink(missing_ok=True)
     _fsync_dir(directory)
 
 

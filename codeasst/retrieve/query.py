@@ -104,10 +104,10 @@ def analyze(llm: LLM, question: str, language: str, hyde: bool = True, hyde_toke
     messages = prompt.load("query_analysis").messages(question=question, language=language)
     llm.reuse_prefix(llm.chat_prompt(messages[:1]).removesuffix(ASSISTANT))
     # Pre-filling the reply saves the model from translating English into English.
-    head = llm.chat_prompt(messages) + (f"english: {question}" if english else "english:")
+    opening = (f"english: {question}" + ("\nkeywords:" if llm_keywords else "")) if english else "english:"
+    head = llm.chat_prompt(messages) + opening
     reply = ""
     if english and llm_keywords:
-        head += "\nkeywords:"
         reply, cut = _text(llm, head, GenerationParams(max_tokens=keyword_tokens, stop=("<|im_end|>", "\n")))
         reply = _finished_items(reply, cut)
     elif not english:
@@ -126,20 +126,21 @@ def analyze(llm: LLM, question: str, language: str, hyde: bool = True, hyde_toke
                              GenerationParams(max_tokens=hyde_tokens, stop=("```", "<|im_end|>")), max_lines=hyde_lines)
         if cut and "\n" in snippet.strip("\n"):
             snippet = snippet.rstrip("\n").rsplit("\n", 1)[0]  # drop the unfinished line
-    prefix = f"english: {question}" + ("\nkeywords:" if llm_keywords else "") if english else "english:"
-    parsed = parse_reply(question, prefix + reply, english)
+    parsed = parse_reply(question, opening + reply, english)
     parsed.hyde = snippet.strip("\n")
     parsed.keywords = [k for k in parsed.keywords if k.lower() != language.lower()]
-    parsed.raw = prefix + reply + "\n---\n" + snippet
+    parsed.raw = opening + reply + "\n---\n" + snippet
     return parsed
 
 
 def _text(llm: LLM, prompt_text: str, params: GenerationParams, max_lines: int | None = None) -> tuple[str, bool]:
     """The generated text, and whether max_tokens cut it short (max_lines keeps whole lines)."""
     pieces: list[str] = []
+    newlines = 0
     for token in llm.generate(prompt_text, params):
         pieces.append(token.text)
-        if max_lines is not None and "".join(pieces).count("\n") >= max_lines:
+        newlines += token.text.count("\n")
+        if max_lines is not None and newlines >= max_lines:
             return "\n".join("".join(pieces).split("\n")[:max_lines]), False  # whole lines
     return "".join(pieces), len(pieces) >= params.max_tokens
 

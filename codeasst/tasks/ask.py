@@ -59,14 +59,13 @@ def in_context(hits: list[Fused], budget_chars: int) -> list[Fused]:
     return chosen
 
 
-def render_context(hits: list[Fused], stdin_text: str | None, budget_chars: int) -> str:
+def render_context(hits: list[Fused], piped: str) -> str:
     """`hits` as chosen by in_context. Piped text comes first; the excerpts follow, strongest
     at both ends against "lost in the middle", each headed by its path and line range, the
     citation the model should copy. Numbering every line would cost about 30% more prompt
     tokens (Qwen spells digits one token each), and prompt processing is what the user waits for."""
     parts = []
-    if stdin_text:
-        piped = stdin_text[-budget_chars // 2 :]  # the end of a log or trace is usually what matters
+    if piped:
         parts.append(f"Input from stdin:\n```\n{piped}\n```\n")
     for item in against_lost_in_the_middle(hits):
         hit = item.hit
@@ -84,9 +83,10 @@ def ask(services: Services, question: str, stdin_text: str | None = None) -> tup
                       full_analysis=cfg.query_analysis)
     answer = Answer(question, retrieval=result, timings=dict(result.timings))
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
-    budget = cfg.context_chars - (min(len(stdin_text), cfg.context_chars // 2) if stdin_text else 0)
-    result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
-    context = render_context(result.hits, stdin_text, cfg.context_chars)
+    # Up to half the budget for piped text: its end, where a log or a trace says what matters.
+    piped = stdin_text[-(cfg.context_chars // 2):] if stdin_text else ""
+    result.hits = in_context(result.hits, cfg.context_chars - len(piped))  # what the model sees is what Sources lists
+    context = render_context(result.hits, piped)
     messages = prompt.load("ask").messages(context=context, question=question)
 
     def stream() -> Iterator[str]:

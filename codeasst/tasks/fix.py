@@ -39,11 +39,11 @@ __all__ = [
 
 
 def options_from(services: Services, **overrides: Any) -> FixOptions:
-    """FixOptions from the [fix] settings section when it exists, then CLI overrides (None = unset)."""
-    section = getattr(services.settings, "fix", None)
+    """FixOptions from the [fix] settings section, then CLI overrides (None = unset)."""
+    section = services.settings.fix
     values: dict[str, Any] = {}
     for f in fields(FixOptions):
-        value = getattr(section, f.name, None) if section is not None else None
+        value = getattr(section, f.name, None)  # use_llm and try_syntax are flags only
         if value is not None:
             values[f.name] = tuple(value) if f.name == "linter" else value
     values.update({k: v for k, v in overrides.items() if v is not None})

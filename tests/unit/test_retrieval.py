@@ -66,7 +66,7 @@ def test_hyde_snippet_is_cut_at_its_line_cap():
 
 def test_context_heads_each_excerpt_with_the_citation_to_copy():
     code = Hit("x", "pkg/mod.py", 10, 12, "function", "pkg.mod.f", "python", "def f():\n    return 1\n", 0.0)
-    context = render_context(as_fused([code], "dense"), None, 1000)
+    context = render_context(as_fused([code], "dense"), "")
     assert context.startswith("[pkg/mod.py:10-12] pkg.mod.f\ndef f():\n    return 1\n")
 
 
@@ -76,7 +76,7 @@ def test_context_is_filled_by_rank_before_it_is_reordered():
     chosen = in_context(as_fused(sized, "dense"), 1600)
     # 0 and 1 fill 1,400 characters; 2 and 3 no longer fit, 4 still does.
     assert [f.hit.id for f in chosen] == ["0", "1", "4"]
-    context = render_context(chosen, None, 1600)
+    context = render_context(chosen, "")
     assert [line.split(":")[0] for line in context.splitlines() if line.startswith("[")] == ["[f0.py", "[f4.py", "[f1.py"]
 
 
