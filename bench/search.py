@@ -71,16 +71,16 @@ def model_speed(repo: Path) -> str:
 def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[float]]:
     """The same queries in one process that loaded the models once, as a long-lived
     server or the TUI holds them: what is left once start-up and loading are paid."""
-    from codeasst.retrieve.pipeline import retrieve
     from codeasst.services import build_services
     from codeasst.tasks.ask import ask
+    from codeasst.tasks.search import search
 
     services = build_services(repo)
-    retrieve(services, "warm up the models")
+    search(services, "warm up the models")
     searches, firsts = [], []
     for q in questions:
         started = time.perf_counter()
-        retrieve(services, q)
+        search(services, q)
         searches.append(time.perf_counter() - started)
         started = time.perf_counter()
         _, stream = ask(services, q)

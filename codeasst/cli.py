@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from codeasst import __version__
-from codeasst.errors import CodeasstError
+from codeasst.errors import CodeasstError, UsageError
 
 
 class _Group(TyperGroup):
@@ -28,7 +29,7 @@ class _Group(TyperGroup):
 
 app = typer.Typer(
     cls=_Group,
-    help="A private code assistant for the terminal: index, search, ask, complete and fix, all local.",
+    help="A private code assistant for the terminal: index, search, ask and fix, all local.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,
@@ -60,19 +61,44 @@ def _note(message: str) -> None:
     typer.echo(f"codeasst: {message}", err=True)
 
 
-def _services(repo: Path, flags: dict[str, Any] | None = None, model: str | None = None):
+def _services(repo: Path, flags: dict[str, Any] | None = None, model: str | None = None, *,
+              about_repo: bool = True):
     from codeasst.console import ModelAssemblyProgress
     from codeasst.services import build_services
 
-    services = build_services(repo, flags, model=model, on_model_progress=ModelAssemblyProgress())
-    if not services.repo.is_git:
+    services = build_services(repo, flags, model=model, on_model_progress=ModelAssemblyProgress(), on_note=_note)
+    trust_note = services.loaded.trust_note()
+    if trust_note:
+        _note(trust_note)
+    if about_repo and not services.repo.is_git:
         _note(f"{services.repo.root} is not a git repository; indexing that directory itself")
     return services
+
+
+def _read_stdin() -> str | None:
+    """Piped stdin as text, or None on a terminal. Bytes that are not UTF-8 (a latin-1 file
+    in a diff) are replaced, with a note, rather than refused: the rest is still useful."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return None
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _note(f"stdin is not UTF-8 (byte {exc.start}); undecodable bytes were replaced")
+        return data.decode("utf-8", errors="replace")
+
+
+def _index_progress(as_json: bool):
+    """A progress bar for indexing when a person watches stderr, else None."""
+    from codeasst.console import RichProgress, stderr_is_tty
+
+    return RichProgress() if stderr_is_tty() and not as_json else None
 
 
 @app.command()
 def index(
     path: Annotated[Path, typer.Argument(help="A directory inside the repository.")] = Path("."),
+    repo: RepoOption = Path("."),
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Throw the index away and build it afresh.")] = False,
     explain: Annotated[Path | None, typer.Option("--explain", help="Say why PATH is or is not indexed.")] = None,
     embedder: EmbedderOption = None,
@@ -81,12 +107,14 @@ def index(
     as_json: JsonOption = False,
 ) -> None:
     """Index the repository, touching only files that changed since the last run."""
+    path = repo / path
     services = _services(path, {"embedder.model": embedder, "index.chunk_chars": chunk_chars})
     if explain is not None:
         from codeasst.index.files import IgnoreRules
         from codeasst.index.files import explain as explain_path
 
         root = services.repo.root
+        explain = explain if explain.is_absolute() or repo == Path(".") else repo / explain
         included, why = explain_path(root, explain, IgnoreRules(root), services.settings.index.max_file_bytes)
         if as_json:
             _emit_json({"path": str(explain), "indexed": included, "reason": why})
@@ -94,9 +122,9 @@ def index(
             typer.echo(f"{explain}: {'indexed' if included else 'not indexed'}: {why}")
         return
 
-    from codeasst.console import RichProgress, index_summary_lines, stderr_is_tty
+    from codeasst.console import index_summary_lines
 
-    progress = RichProgress() if stderr_is_tty() and not as_json else None
+    progress = _index_progress(as_json)
     try:
         if progress:
             with progress:
@@ -121,7 +149,7 @@ def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
     from codeasst.console import status_lines
 
     services = _services(repo)
-    data = services.indexer().status()
+    data = services.indexer().status(check_store=True)
     data.update(
         is_git=services.repo.is_git,
         embedder=services.embedder.name,
@@ -143,12 +171,16 @@ def search(
     embedder: EmbedderOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Find the code that matches a query (the index is brought up to date first)."""
+    """Find the code that matches a query (the index is brought up to date first); piped stdin adds context."""
     from codeasst.tasks.search import hits_json
     from codeasst.tasks.search import search as run_search
 
+    piped = _read_stdin()
     services = _services(repo, {"embedder.model": embedder}, model=model)
-    result = run_search(services, query, k, use_llm=not no_llm)
+    progress = _index_progress(as_json)
+    with progress or nullcontext():
+        result = run_search(services, query, k, use_llm=not no_llm, context=piped or None,
+                            interactive=progress is not None, progress=progress)
     _allow_fast_exit(result.index)
     for note in result.notes:
         _note(note)
@@ -171,8 +203,12 @@ def ask(
     """Answer a question about the repository, citing path:line; stdin, if piped, is added as context."""
     from codeasst.tasks.ask import ask as run_ask
 
-    piped = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-    answer, stream = run_ask(_services(repo, model=model), question, piped or None)
+    piped = _read_stdin()
+    services = _services(repo, model=model)
+    progress = _index_progress(as_json)
+    with progress or nullcontext():
+        answer, stream = run_ask(services, question, piped or None, interactive=progress is not None,
+                                 progress=progress)
     _allow_fast_exit(answer.retrieval.index)
     for note in answer.retrieval.notes:
         _note(note)
@@ -184,9 +220,12 @@ def ask(
     for piece in stream:
         sys.stdout.write(piece)
         sys.stdout.flush()
-    sys.stdout.write("\n\nSources:\n")
+    cited = {(c.path, c.start_line, c.end_line) for c in answer.citations if c.verified}
+    sys.stdout.write("\n\nSources (* drawn on by the answer):\n")
     for item in answer.retrieval.hits:
-        sys.stdout.write(f"  {item.hit.path}:{item.hit.start_line}-{item.hit.end_line}  {item.hit.name}\n")
+        hit = item.hit
+        mark = "*" if (hit.path, hit.start_line, hit.end_line) in cited else " "
+        sys.stdout.write(f"{mark} {hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}\n")
     unverified = [c for c in answer.citations if not c.verified]
     if unverified:
         sys.stdout.write("Unverified citations (do not rely on them):\n")
@@ -202,47 +241,40 @@ def fix(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Mechanical fixes only; no model.")] = False,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Model attempts per function.")] = None,
     try_syntax: Annotated[bool, typer.Option("--try-syntax", help="Let the model try to repair a syntax error.")] = False,
+    repo: RepoOption = Path("."),
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Fix flake8 findings: mechanical fixes first, then the local model; only verified code is kept."""
-    from codeasst.tasks.fix import fix_file, fix_text, fixed_bytes, options_from, write_fix
+    from codeasst.tasks.fix import Outcome, fix_files, fixed_bytes, options_from, start_dir
 
-    first = Path(files[0]) if files[0] != "-" else Path(".")
-    services = _services(first if first.is_dir() else first.parent if first.parent.exists() else Path("."),
-                         model=model)
+    services = _services(start_dir(files, repo), model=model, about_repo=False)
     options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None,
                            try_syntax=True if try_syntax else None)
-    reports, remaining, failed = [], 0, 0
-    for name in files:
-        try:
-            if name == "-":
-                result = fix_text(services, sys.stdin.buffer.read(), options=options)
-                if not as_json:
-                    sys.stdout.buffer.write(fixed_bytes(result))
-            else:
-                result = fix_file(services, Path(name), options=options, for_write=write)
-                if write:
-                    write_fix(result)
-                elif not as_json:
-                    sys.stdout.write(result.diff())
-        except CodeasstError as exc:
-            _note(f"error: {exc.one_line()}")
-            failed = max(failed, exc.exit_code)
-            continue
-        remaining += len(result.after)
-        reports.append(result.to_json(with_diff=not write))
-        if not as_json:
-            done = len(result.before) - len(result.after)
-            verb = "fixed and wrote" if result.written else "fixed"
-            _note(f"{result.name}: {verb} {done} of {len(result.before)} diagnostics"
-                  + "".join(f"\n  left {d.code} line {d.line}: {result.reasons.get(d, '')}" for d in result.after))
+
+    def render(outcome: Outcome) -> None:
+        result = outcome.result
+        if result is None:
+            _note(f"error: {outcome.error}")
+            return
+        if as_json:
+            return
+        if outcome.from_stdin:
+            sys.stdout.flush()  # a diff printed before goes out before these bytes
+            sys.stdout.buffer.write(fixed_bytes(result))
+        elif not write:
+            sys.stdout.write(result.diff())
+        done = len(result.before) - len(result.after)
+        verb = "fixed and wrote" if result.written else "fixed"
+        _note(f"{result.name}: {verb} {done} of {len(result.before)} diagnostics"
+              + "".join(f"\n  left {d.code} line {d.line}: {result.reasons.get(d, '')}" for d in result.after))
+
+    run = fix_files(services, files, options=options, read_stdin=sys.stdin.buffer.read, cwd=repo, write=write,
+                    check=check, on_outcome=render)
     if as_json:
-        _emit_json(reports)
-    if failed:
-        raise typer.Exit(failed)
-    if check and remaining:
-        raise typer.Exit(1)
+        _emit_json(run.reports(with_diff=not write))
+    if run.exit_code:
+        raise typer.Exit(run.exit_code)
 
 
 @app.command()
@@ -253,11 +285,9 @@ def models(
     as_json: JsonOption = False,
 ) -> None:
     """List the language models codeasst can use; --check probes one."""
-    from codeasst.console import ModelAssemblyProgress, model_lines, probe_lines
+    from codeasst.console import model_lines, probe_lines
     from codeasst.models import available_models
-    from codeasst.services import build_services
-
-    services = build_services(repo, model=model, on_model_progress=ModelAssemblyProgress())
+    services = _services(repo, model=model, about_repo=False)
     if check:
         from codeasst.tasks.probe import probe
 
@@ -287,13 +317,58 @@ def config(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
     loaded = load_settings(root)
     rows = describe(loaded)
     if as_json:
-        _emit_json({"files_read": [str(p) for p in loaded.files_read], "settings": rows})
+        _emit_json({"files_read": [str(p) for p in loaded.files_read], "ignored": loaded.ignored,
+                    "untrusted_file": str(loaded.untrusted_file) if loaded.untrusted_file else None,
+                    "settings": rows})
         return
     read = ", ".join(str(p) for p in loaded.files_read) or "none"
     typer.echo(f"# config files read: {read}")
+    if loaded.ignored:
+        typer.echo(f"# {loaded.trust_note()}")
     width = max(len(r["key"]) for r in rows)
     for row in rows:
         typer.echo(f"{row['key']:<{width}} = {json.dumps(row['value'])}    # {row['origin']}")
+
+
+@app.command(name="trust")
+def trust_file(
+    file: Annotated[Path | None, typer.Argument(
+        help="The config file to trust; default: the repository's .codeasst.toml.")] = None,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Forget the file's trust.")] = False,
+    show: Annotated[bool, typer.Option("--list", help="List the trusted files.")] = False,
+    repo: RepoOption = Path("."),
+    as_json: JsonOption = False,
+) -> None:
+    """Let a repository's config run programs, reach servers and read secrets, until it is edited."""
+    from codeasst import trust
+    from codeasst.config import guarded_settings
+    from codeasst.paths import PROJECT_CONFIG, find_repo_root
+
+    if show:
+        rows = trust.trusted_files()
+        if as_json:
+            _emit_json(rows)
+        for row in [] if as_json else rows:
+            typer.echo(f"{row['state']:<9} {row['path']}  sha256 {row['sha256'][:12]}")
+        return
+    target = repo / file if file is not None else find_repo_root(repo)[0] / PROJECT_CONFIG
+    if not target.is_file():
+        raise UsageError(f"no such file: {target}")
+    if revoke:
+        done = trust.revoke(target)
+        result = {"path": str(target.resolve()), "trusted": False, "changed": done}
+        message = f"{'revoked' if done else 'was not trusted'}: {target.resolve()}"
+    else:
+        guarded = guarded_settings(target)
+        digest = trust.trust(target)
+        result = {"path": str(target.resolve()), "trusted": True, "sha256": digest, "allows": guarded}
+        allowed = "; ".join(f"{key} = {json.dumps(value)}" for key, value in guarded.items())
+        message = (f"trusted {target.resolve()} (sha256 {digest[:12]}); any edit revokes it"
+                   + (f"\nit may now set: {allowed}" if allowed else ""))
+    if as_json:
+        _emit_json(result)
+    else:
+        typer.echo(message)
 
 
 @app.command(name="paths")
@@ -321,13 +396,15 @@ app.add_typer(eval_app, name="eval")
 
 @eval_app.command("retrieval")
 def eval_retrieval(
-    questions: Annotated[Path, typer.Argument(help="JSONL: repo, question, expected files, lang.")],
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows.")] = None,
+    questions: Annotated[Path, typer.Argument(help="JSONL: repo, question, expected files, lang, split.")],
+    split: Annotated[str, typer.Option("--split", help="tune, test or all (each split apart, then together); "
+                                       "tune figures are in-sample.")] = "all",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows (of the split).")] = None,
     rerank: Annotated[bool, typer.Option("--rerank", help="Also score the LLM rerank stage.")] = False,
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Precision, recall, F1 and recall@k of each retrieval stage."""
+    """Precision, recall, F1 and recall@k of each retrieval stage, per tune/test split."""
     from codeasst.evals.retrieval import evaluate, report_lines
 
     def progress(number: int, total: int, row: dict) -> None:
@@ -337,7 +414,7 @@ def eval_retrieval(
     from codeasst.console import stderr_is_tty
 
     flags = {"retrieval.rerank": True} if rerank else None
-    report = evaluate(questions.resolve(), limit=limit, flags=flags, on_row=progress)
+    report = evaluate(questions.resolve(), split=split, limit=limit, flags=flags, model=model, on_row=progress)
     if as_json:
         _emit_json(report)
     else:
@@ -348,8 +425,9 @@ def eval_retrieval(
 def eval_fix(
     data: Annotated[Path, typer.Argument(help="JSONL: code, flake8 feedback, test_setup_code, tests.")],
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows.")] = None,
-    systems: Annotated[str, typer.Option("--systems", help="Comma-separated: autopep8, raw, pipeline.")] = (
-        "autopep8,raw,pipeline"),
+    systems: Annotated[str, typer.Option(
+        "--systems", help="Comma-separated: none (the code unchanged), autopep8, raw, pipeline.")] = (
+        "none,autopep8,raw,pipeline"),
     out: Annotated[Path | None, typer.Option("--out", help="Write per-row results here (JSONL).")] = None,
     model: ModelOption = None,
     as_json: JsonOption = False,
@@ -357,7 +435,7 @@ def eval_fix(
     """Clean, kept and AST-unchanged rates of fix and its baselines, run side by side."""
     from codeasst.evals.fix import evaluate
 
-    services = _services(Path("."), model=model)
+    services = _services(Path("."), model=model, about_repo=False)
     chosen = [name.strip() for name in systems.split(",") if name.strip()]
     report = evaluate(services, data.resolve(), systems=chosen, limit=limit, out=out)
     if as_json:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
-from codeasst import paths
+from codeasst import paths, trust
 from codeasst.errors import ConfigError
 
 ENV_PREFIX = "CODEASST_"
@@ -215,6 +215,16 @@ class LoadedSettings:
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key -> where its value came from, for every key not left at its default."""
     files_read: list[Path] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    """Keys an untrusted repository config set and that were not applied (see codeasst.trust)."""
+    untrusted_file: Path | None = None
+
+    def trust_note(self) -> str | None:
+        """One line for the user when an untrusted repository config was partly ignored."""
+        if not self.ignored:
+            return None
+        return (f"ignored {', '.join(self.ignored)} from {self.untrusted_file}: {trust.WHY} "
+                f"unless you trust the file (review it, then run `codeasst trust`)")
 
     def origin(self, key: str) -> str:
         """Where `key` came from; for a table, where its first set value came from."""
@@ -224,11 +234,12 @@ class LoadedSettings:
         return nested[0] if nested else "default"
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The parsed file and the bytes it was parsed from (what a trust record hashes)."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+        data = path.read_bytes()
+        return tomllib.loads(data.decode("utf-8")), data
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
@@ -272,18 +283,38 @@ def env_name(key: str) -> str:
     return ENV_PREFIX + key.upper().replace(".", ENV_NESTED)
 
 
+def guarded_settings(path: Path) -> dict[str, Any]:
+    """The settings in a config file that need trust, with their values, for `codeasst trust`
+    to show what it allows. Flake8 configs and other files hold none codeasst knows of."""
+    if path.name != paths.PROJECT_CONFIG:
+        return {}
+    values = _read_toml(path)[0]
+    user_file = paths.user_config_file()
+    known = set((_read_toml(user_file)[0] if user_file.is_file() else {}).get("models") or {})
+    sections = (key.split(".", 1) for key in trust.guarded_keys(values, known))
+    return {f"{section}.{name}": values[section][name] for section, name in sections}
+
+
 def load_settings(repo_root: Path | None = None, flags: dict[str, Any] | None = None) -> LoadedSettings:
     """Merge all sources; `flags` holds dotted keys set on the command line."""
     layers: list[tuple[str, dict[str, Any]]] = []  # lowest precedence first
     files_read: list[Path] = []
-    candidates = [paths.user_config_file()]
-    if repo_root is not None:
-        candidates.append(repo_root / paths.PROJECT_CONFIG)
-    for path in candidates:
-        if path.is_file():
-            layers.append((str(path), _read_toml(path)))
-            files_read.append(path)
+    user_file = paths.user_config_file()
+    user_values = _read_toml(user_file)[0] if user_file.is_file() else {}
+    if user_file.is_file():
+        layers.append((str(user_file), user_values))
+        files_read.append(user_file)
     env = _env_values()
+    ignored: list[str] = []
+    project_file = repo_root / paths.PROJECT_CONFIG if repo_root is not None else None
+    if project_file is not None and project_file.is_file():
+        values, data = _read_toml(project_file)
+        known_models = set(user_values.get("models") or {}) | set(env.get("models") or {})
+        guarded = trust.guarded_keys(values, known_models)
+        if guarded and not trust.is_trusted(project_file, data):
+            ignored, values = guarded, trust.without(values, guarded)
+        layers.append((str(project_file), values))
+        files_read.append(project_file)
     layers.append(("env", env))
     flag_tree: dict[str, Any] = {}
     for key, value in (flags or {}).items():
@@ -314,7 +345,8 @@ def load_settings(repo_root: Path | None = None, flags: dict[str, Any] | None = 
         key = ".".join(str(part) for part in first["loc"])
         where = origins.get(key, "config")
         raise ConfigError(f"{key}: {first['msg']} (from {where})") from None
-    return LoadedSettings(settings=settings, origins=origins, files_read=files_read)
+    return LoadedSettings(settings=settings, origins=origins, files_read=files_read, ignored=ignored,
+                          untrusted_file=project_file if ignored else None)
 
 
 def describe(loaded: LoadedSettings) -> list[dict[str, Any]]:
@@ -340,4 +372,7 @@ def describe(loaded: LoadedSettings) -> list[dict[str, Any]]:
                     "help": info.description or "",
                 }
             )
+    for key in loaded.ignored:
+        rows.append({"key": key, "value": None, "origin": f"ignored: set by untrusted {loaded.untrusted_file}",
+                     "env": env_name(key), "help": trust.WHY})
     return rows

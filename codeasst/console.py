@@ -16,7 +16,14 @@ class RichProgress:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
             TextColumn("Indexing"),
@@ -24,6 +31,8 @@ class RichProgress:
             MofNCompleteColumn(),
             TextColumn("files  {task.fields[chunks]:,} chunks  {task.fields[rate]:.1f} chunks/s"),
             TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=True,
         )
@@ -84,6 +93,9 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
         f"in {summary['elapsed_s']:.1f} s"
         + (f"; embedded {summary['chunks_written']:,} chunks at {rate:.1f} chunks/s" if rate else "")
     )
+    if summary.get("fallbacks"):
+        langs = ", ".join(f"{lang} {_plural(n, 'file')}" for lang, n in sorted(summary["fallbacks"].items()))
+        lines.append(f"Chunked by line windows because parsing found no structure: {langs}")
     if summary["skipped"]:
         reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(summary["skipped_by_reason"].items()))
         lines.append(f"Skipped {_plural(len(summary['skipped']), 'file')}: {reasons}"
@@ -144,6 +156,8 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     lines.append(f"Indexed     {status['files']:,} files, {status['chunks']:,} chunks, "
                  f"updated {ago(status['updated_at'])}")
     lines.append(f"Embedder    {status['embedder']}")
+    if status.get("store_problem"):
+        lines.append(f"Broken      {status['store_problem']}: the next `codeasst index` rebuilds it")
     stale = status["stale"]
     n = {k: len(v) for k, v in stale.items()}
     if status["settings_changed"]:

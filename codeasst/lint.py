@@ -36,6 +36,12 @@ class LinterError(CodeasstError):
     exit_code = 4  # like a model failing: an outside tool codeasst depends on broke
 
 
+class UntrustedLinterConfig(CodeasstError):
+    """The project's flake8 config would run code from the repository, and the user has not trusted it."""
+
+    exit_code = 2
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     line: int
@@ -51,24 +57,39 @@ class Diagnostic:
         return asdict(self)
 
 
-def find_project_root(path: Path) -> Path | None:
-    """The directory of the nearest flake8 config above `path`, searched as flake8 searches."""
+def find_config(path: Path) -> Path | None:
+    """The nearest flake8 config file above `path`, searched as flake8 searches."""
     start = path if path.is_dir() else path.parent
     for folder in (start.resolve(), *start.resolve().parents):
         for name in CONFIG_FILES:
             candidate = folder / name
-            if candidate.is_file() and _has_flake8_section(candidate):
-                return folder
+            if candidate.is_file() and _sections(candidate) & {"flake8", LOCAL_PLUGINS}:
+                return candidate
     return None
 
 
-def _has_flake8_section(path: Path) -> bool:
+LOCAL_PLUGINS = "flake8:local-plugins"
+
+
+def _sections(path: Path) -> set[str]:
     parser = configparser.RawConfigParser()
     try:
         parser.read(path, encoding="utf-8")
     except (configparser.Error, UnicodeDecodeError, OSError):
-        return False  # flake8 would choke on it too; then its own error message is the better one
-    return parser.has_section("flake8") or parser.has_section("flake8:local-plugins")
+        return set()  # flake8 would choke on it too; then its own error message is the better one
+    return set(parser.sections())
+
+
+def _refuse_untrusted_plugins(config: Path) -> None:
+    """flake8 imports [flake8:local-plugins] from the repository: running it would run the repo's code."""
+    if LOCAL_PLUGINS not in _sections(config):
+        return
+    from codeasst import trust
+
+    if not trust.is_trusted(config, config.read_bytes()):
+        raise UntrustedLinterConfig(
+            f"{config} loads flake8 plugins from the repository ([{LOCAL_PLUGINS}]), which would run its code",
+            hint=f"review it, then run `codeasst trust {config}`; or set fix.linter in your own config")
 
 
 @dataclass(frozen=True)
@@ -84,7 +105,10 @@ class Linter:
     @classmethod
     def for_path(cls, path: Path, fallback_root: Path, command: Sequence[str] = (),
                  timeout_s: float = 60.0) -> Linter:
-        root = find_project_root(path) or fallback_root
+        config = find_config(path)
+        if config is not None and not command:
+            _refuse_untrusted_plugins(config)
+        root = config.parent if config else fallback_root
         absolute = path.resolve()
         try:
             name = str(absolute.relative_to(root.resolve()))

@@ -40,12 +40,18 @@ class Services:
     loaded: LoadedSettings
     model_choice: str | None = None  # --model NAME|PATH; None means llm.model
     on_model_progress: Callable[[int, int], None] | None = field(default=None, repr=False)
+    on_note: Callable[[str], None] | None = field(default=None, repr=False)
+    """Where to tell the user about slow one-time work as it starts (the CLI prints to stderr)."""
     _embedder: Embedder | None = field(default=None, repr=False)
     _llm: LLM | None = field(default=None, repr=False)
 
     @property
     def settings(self) -> Settings:
         return self.loaded.settings
+
+    def note(self, message: str) -> None:
+        if self.on_note is not None:
+            self.on_note(message)
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -66,8 +72,10 @@ class Services:
         from codeasst.backends.sentence_tf import resolve_model
 
         model_dir = resolve_model(cfg.model)
-        return OnnxEmbedder(model_dir, onnx_path(paths.cache_dir(), model_dir), self.embedder.name,
-                            cfg.batch_size, cfg.max_seq_length)
+        exported = onnx_path(paths.cache_dir(), model_dir)
+        if not exported.is_file():
+            self.note("building the fast query embedder (once; about 10 s)")
+        return OnnxEmbedder(model_dir, exported, self.embedder.name, cfg.batch_size, cfg.max_seq_length)
 
     @cached_property
     def model_spec(self) -> ModelSpec:
@@ -83,18 +91,19 @@ class Services:
     def open_store(self) -> ChunkStore:
         return ChunkStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
 
-    def indexer(self, progress: Progress | None = None) -> Indexer:
+    def indexer(self, progress: Progress | None = None, on_mismatch: str = "rebuild") -> Indexer:
         return Indexer(self.repo.root, self.repo.index_dir, self.settings.index, self.embedder,
-                       self.open_store, progress)
+                       self.open_store, progress, chroma_url=self.settings.store.chroma_url, on_mismatch=on_mismatch)
 
 
 def build_services(start: Path | None = None, flags: dict[str, Any] | None = None, *,
                    model: str | None = None, embedder: Embedder | None = None, llm: LLM | None = None,
-                   on_model_progress: Callable[[int, int], None] | None = None) -> Services:
+                   on_model_progress: Callable[[int, int], None] | None = None,
+                   on_note: Callable[[str], None] | None = None) -> Services:
     """Find the repository around `start`, load its settings, and wire the backends.
 
     `embedder` and `llm` replace the configured backends (tests pass fakes here)."""
     repo = Repo.find(start or Path.cwd())
     loaded = load_settings(repo.root, flags)
     return Services(repo=repo, loaded=loaded, model_choice=model, on_model_progress=on_model_progress,
-                    _embedder=embedder, _llm=llm)
+                    on_note=on_note, _embedder=embedder, _llm=llm)

@@ -1,5 +1,7 @@
-"""`codeasst eval fix DATA.jsonl`: three ways to fix lint, scored on the same rows in one run.
+"""`codeasst eval fix DATA.jsonl`: ways to fix lint, scored on the same rows in one run.
 
+- `none`: the code returned unchanged, the floor: it is kept and AST-unchanged by
+  construction, and clean only where the row's code already is;
 - `autopep8`: `autopep8 -a -a` alone, the deterministic baseline;
 - `raw`: the model with the CodeLinterEval-style prompt (prompts/fix.toml, no hints),
   its answer taken as is, without any check;
@@ -29,12 +31,13 @@ from codeasst import prompt
 from codeasst.errors import CodeasstError, UsageError
 from codeasst.fixing.codes import is_style
 from codeasst.fixing.equivalence import canonical_dump
-from codeasst.fixing.pipeline import FixOptions, ask_for_code, fix_source
-from codeasst.fixing.units import Unit, extract_code
+from codeasst.fixing.pipeline import FixOptions, fix_source
+from codeasst.fixing.units import Unit, ask_for_code, extract_code
 from codeasst.lint import Linter, LinterError
 from codeasst.services import Services
 
-SYSTEMS = ("autopep8", "raw", "pipeline")
+SYSTEMS = ("none", "autopep8", "raw", "pipeline")
+_USES_MODEL = frozenset({"raw", "pipeline"})
 FIELDS = ("task_id", "code", "feedback", "test_setup_code", "tests")
 
 
@@ -113,6 +116,10 @@ def _codes(feedback: str) -> set[str]:
     return {line.split(":", 1)[0].strip() for line in feedback.splitlines() if ":" in line}
 
 
+def _none(row: dict, **_: object) -> tuple[str, int]:
+    return row["code"], 0
+
+
 def _autopep8(row: dict, **_: object) -> tuple[str, int]:
     import autopep8  # deferred: only this system needs it
 
@@ -131,7 +138,9 @@ def _pipeline(row: dict, services: Services, linter: Linter, options: FixOptions
     return result.fixed, result.llm_calls
 
 
-_RUNNERS: dict[str, Callable[..., tuple[str, int]]] = {"autopep8": _autopep8, "raw": _raw, "pipeline": _pipeline}
+_RUNNERS: dict[str, Callable[..., tuple[str, int]]] = {
+    "none": _none, "autopep8": _autopep8, "raw": _raw, "pipeline": _pipeline,
+}
 
 
 def _kept(row: dict, fixed: str, workdir: Path, timeout_s: float) -> bool:
@@ -162,7 +171,7 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
         raise UsageError(f"unknown system {unknown[0]!r}; choose from {', '.join(SYSTEMS)}")
     rows = load_rows(data, limit)
     started = time.perf_counter()
-    if any(s != "autopep8" for s in systems):
+    if _USES_MODEL.intersection(systems):
         services.llm.load()  # outside the per-row timings
     scores = []
     with tempfile.TemporaryDirectory(prefix="codeasst-eval-fix-") as tmp, \

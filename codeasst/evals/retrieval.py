@@ -7,17 +7,26 @@ per_file hits per file, at most k hits, and only hits scoring at least
 min_score_ratio of its best. Stages thus differ only in how they rank.
 recall@k is over each stage's whole ranking of files.
 
-A row: {"repo": "click" | "path/to/repo", "question": "...", "expected": ["core.py"], "lang": "en"}.
-`repo` is a directory (relative to the JSONL file) or the name of an installed
-package, whose source tree is copied into a fresh git repository in the cache.
+A row: {"repo": "click", "question": "...", "expected": ["core.py"], "lang": "en", "split": "test"}.
+`repo` is one of:
+- a directory, relative to the JSONL file;
+- `npm:NAME@VERSION[/SUBDIR]`: that published npm package, fetched once with `npm pack`;
+- the name of an installed Python package.
+The last two are copied into a fresh git repository in the cache.
+
+`split` is `tune` (rows settings may be chosen on: their figures are in-sample) or
+`test` (rows kept out of every such choice). Each split is reported apart, and all together.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
+import tarfile
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -26,14 +35,21 @@ from pathlib import Path
 
 from codeasst import paths
 from codeasst.config import RetrievalSettings
-from codeasst.errors import UsageError
+from codeasst.errors import CodeasstError, UsageError
 from codeasst.index.store import Hit
 from codeasst.retrieve.fuse import Fused, as_fused, present
-from codeasst.retrieve.pipeline import Retrieval, fuse, retrieve
+from codeasst.retrieve.pipeline import Retrieval, fuse
 from codeasst.services import Services, build_services
+from codeasst.tasks.search import find
 
 RECALL_AT = (1, 3, 5, 10)
 SINGLE = ("dense", "dense-en", "hyde", "rg")
+SPLITS = ("tune", "test")
+SPLIT_CHOICES = ("all", *SPLITS)
+# An exact version only: a range would let the code under the questions change between runs.
+NPM_SPEC = re.compile(r"npm:(?P<name>(?:@[\w.-]+/)?[\w.-]+)@(?P<version>\d+\.\d+\.\d+[\w.+-]*)"
+                      r"(?:/(?P<sub>[\w.-]+(?:/[\w.-]+)*))?")
+NPM_TIMEOUT_S = 300
 
 
 @dataclass
@@ -63,6 +79,16 @@ class StageScores:
         return out
 
 
+@dataclass
+class Scored:
+    """One question's outcome, kept per row so that any subset (a split, a repo) can be summarised."""
+
+    row: dict
+    shown: dict[str, list[str]]  # stage -> the files a user is shown
+    ranked: dict[str, list[str]]  # stage -> every file it ranked, best first
+    seconds: float
+
+
 def ranked_files(hits: list[Hit]) -> list[str]:
     return list(dict.fromkeys(hit.path for hit in hits))
 
@@ -85,7 +111,7 @@ def load_rows(path: Path) -> list[dict]:
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     rows = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -93,79 +119,194 @@ def load_rows(path: Path) -> list[dict]:
             _ = row["repo"], row["question"], row["expected"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{number}: not a question row ({exc})") from None
+        if row.get("split", "test") not in SPLITS:
+            raise UsageError(f"{path}:{number}: split must be one of {', '.join(SPLITS)}, not {row['split']!r}")
         rows.append(row)
     return rows
 
 
+def _git_init(path: Path) -> None:
+    # A repository of its own, so the indexer's file selection starts at this tree and no parent's rules apply.
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+
+
+def npm_source(spec: str) -> Path:
+    """`npm:NAME@VERSION[/SUBDIR]`: SUBDIR (else the whole package) of that published package, as a
+    git repository in the cache, fetched with `npm pack` on first use. Published packages often ship
+    compiled output (`build/`, `dist/`) beside their sources, which would double every hit: SUBDIR
+    picks the sources."""
+    match = NPM_SPEC.fullmatch(spec)
+    if not match or any(part in (".", "..") for part in (match["sub"] or "").split("/")):
+        raise UsageError(f"repo {spec!r}: expected npm:NAME@VERSION[/SUBDIR] with an exact version, "
+                         "e.g. npm:@tanstack/query-core@5.108.0/src")
+    name, version, sub = match["name"], match["version"], match["sub"]
+    slug = f"{name.replace('/', '+')}@{version}" + (f"-{sub.replace('/', '+')}" if sub else "")
+    dest = paths.cache_dir() / "eval-repos" / "npm" / slug
+    if dest.is_dir():  # only ever created complete, by the rename below
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".fetch-") as tmp:
+        work = Path(tmp)
+        try:
+            subprocess.run(["npm", "pack", f"{name}@{version}", "--ignore-scripts", "--pack-destination", str(work)],
+                           cwd=work, capture_output=True, text=True, check=True, timeout=NPM_TIMEOUT_S)
+        except FileNotFoundError:
+            raise CodeasstError(f"cannot fetch {spec}: npm is not installed") from None
+        except subprocess.TimeoutExpired:
+            raise CodeasstError(f"cannot fetch {spec}: npm pack gave no answer in {NPM_TIMEOUT_S} s") from None
+        except subprocess.CalledProcessError as exc:
+            raise CodeasstError(f"cannot fetch {spec}: {_npm_error(exc.stderr)}") from None
+        tarballs = list(work.glob("*.tgz"))
+        if len(tarballs) != 1:
+            raise CodeasstError(f"cannot fetch {spec}: npm pack left {len(tarballs)} tarballs, expected one")
+        try:
+            with tarfile.open(tarballs[0]) as archive:
+                archive.extractall(work / "x", filter="data")  # "data": no links or paths out of the folder
+        except tarfile.TarError as exc:
+            raise CodeasstError(f"cannot fetch {spec}: the tarball cannot be unpacked ({exc})") from None
+        # npm puts everything under package/, but some old tarballs use another single top folder.
+        tops = [p for p in (work / "x").iterdir() if p.is_dir()]
+        if len(tops) != 1:
+            raise CodeasstError(f"cannot fetch {spec}: the tarball does not hold one top folder")
+        source = tops[0] / (sub or "")
+        if not source.is_dir():
+            raise UsageError(f"repo {spec!r}: the package has no {sub}/ folder")
+        _git_init(source)
+        source.rename(dest)
+    return dest
+
+
+def _npm_error(stderr: str) -> str:
+    """The line of npm's error output that says what went wrong (not its error code or log path)."""
+    lines = [line.removeprefix("npm error").strip() for line in stderr.splitlines() if line.startswith("npm error")]
+    useful = [line for line in lines if line and not line.startswith(("code ", "A complete log"))]
+    return useful[0] if useful else (stderr.strip().splitlines() or ["npm pack failed"])[-1]
+
+
 def repo_dir(spec: str, base: Path) -> Path:
-    """The repository a row names: a directory, or an installed package copied into the cache."""
+    """The repository a row names: a directory, a pinned npm package, or an installed Python
+    package, the last two copied into the cache."""
+    if spec.startswith("npm:"):
+        return npm_source(spec)
     candidate = (base / spec).resolve()
     if candidate.is_dir():
         return candidate
-    found = importlib.util.find_spec(spec)
+    try:
+        found = importlib.util.find_spec(spec)
+    except (ImportError, ValueError):  # "a.b" with no package "a", or a name that is no module name
+        found = None
     if not found or not found.submodule_search_locations:
-        raise UsageError(f"repo {spec!r} is neither a directory nor an installed package")
+        raise UsageError(f"repo {spec!r} is neither a directory, an npm:NAME@VERSION nor an installed package")
     source = Path(next(iter(found.submodule_search_locations)))
     dest = paths.cache_dir() / "eval-repos" / spec
     if not (dest / ".git").exists():
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        subprocess.run(["git", "init", "-q", str(dest)], check=True)
+        _git_init(dest)
     return dest
 
 
-def evaluate(path: Path, *, limit: int | None = None, flags: dict | None = None,
-             on_row: Callable[[int, int, dict], None] | None = None) -> dict:
-    rows = load_rows(path)[:limit]
+def summarise(scored: list[Scored]) -> dict:
+    """The figures for some rows: per stage, per language and per repository."""
     stages: dict[str, StageScores] = defaultdict(StageScores)
     by_lang: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
+    by_repo: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
+    repo_rows: dict[str, int] = defaultdict(int)
+    for item in scored:
+        expected = set(item.row["expected"])
+        lang = "en" if item.row.get("lang", "en") == "en" else "zh/ru"
+        repo_rows[item.row["repo"]] += 1
+        for stage, shown in item.shown.items():
+            for bucket in (stages, by_lang[lang], by_repo[item.row["repo"]]):
+                bucket[stage].add(shown, item.ranked[stage], expected)
+    block = {
+        "rows": len(scored),
+        "in_sample_rows": sum(item.row.get("split") == "tune" for item in scored),
+        "stages": {name: s.summary() for name, s in stages.items()},
+        "by_language": {lang: {name: s.summary() for name, s in st.items()} for lang, st in by_lang.items()},
+        "by_repo": {repo: {"rows": repo_rows[repo], "stages": {name: s.summary() for name, s in st.items()}}
+                    for repo, st in by_repo.items()},
+        "mean_retrieval_s": round(sum(s.seconds for s in scored) / len(scored), 3) if scored else 0.0,
+    }
+    fused = block["stages"].get("fused", {})
+    block["fused_beats_every_single_retriever"] = all(
+        fused.get("f1", 0) > block["stages"][name]["f1"] and fused.get("recall@5", 0) > block["stages"][name]["recall@5"]
+        for name in SINGLE if name in block["stages"]
+    )
+    return block
+
+
+def evaluate(path: Path, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
+             model: str | None = None, on_row: Callable[[int, int, dict], None] | None = None) -> dict:
+    """Score every row of `split` (the first `limit` of them). The report's top level holds the
+    figures for those rows; with `split="all"` on a file that marks splits, `splits` holds each apart."""
+    if split not in SPLIT_CHOICES:
+        raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
+    rows = [row for row in load_rows(path) if split == "all" or row.get("split") == split][:limit]
+    if not rows:
+        raise UsageError(f"{path}: no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
     services_for: dict[str, Services] = {}
-    latencies: list[float] = []
+    scored: list[Scored] = []
     for number, row in enumerate(rows, start=1):
         if row["repo"] not in services_for:
-            services_for[row["repo"]] = build_services(repo_dir(row["repo"], path.parent), flags)
+            services_for[row["repo"]] = build_services(repo_dir(row["repo"], path.parent), flags, model=model)
             services_for[row["repo"]].indexer().run()
         services = services_for[row["repo"]]
         started = time.perf_counter()
-        result = retrieve(services, row["question"], update_index=False)
-        latencies.append(time.perf_counter() - started)
-        expected = set(row["expected"])
+        result = find(services, row["question"], update_index=False)  # indexed above, once per repo
+        seconds = time.perf_counter() - started
         cfg = services.settings.retrieval
+        shown, ranked = {}, {}
         for stage, ranking in stages_of(result, cfg).items():
-            files = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
-            every = ranked_files([f.hit for f in ranking])
-            stages[stage].add(files, every, expected)
-            by_lang["en" if row.get("lang", "en") == "en" else "zh/ru"][stage].add(files, every, expected)
+            shown[stage] = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
+            ranked[stage] = ranked_files([f.hit for f in ranking])
+        scored.append(Scored(row, shown, ranked, seconds))
         if on_row:
-            on_row(number, len(rows), {"question": row["question"],
-                                       "top": ranked_files([f.hit for f in result.hits])[:3],
+            on_row(number, len(rows), {"question": row["question"], "top": ranked["fused"][:3],
                                        "expected": row["expected"]})
-    report = {
-        "rows": len(rows),
-        "shown": "files shown: top k hits, per-file cap, score cutoff, alike for every stage",
-        "stages": {name: scores.summary() for name, scores in stages.items()},
-        "by_language": {lang: {name: s.summary() for name, s in st.items()} for lang, st in by_lang.items()},
-        "mean_retrieval_s": round(sum(latencies) / len(latencies), 3) if latencies else 0.0,
-    }
-    fused = report["stages"].get("fused", {})
-    report["fused_beats_every_single_retriever"] = all(
-        fused.get("f1", 0) > report["stages"][name]["f1"] and fused.get("recall@5", 0) > report["stages"][name]["recall@5"]
-        for name in SINGLE if name in report["stages"]
-    )
+    report = {"split": split, "shown": "files shown: top k hits, per-file cap, score cutoff, alike for every stage",
+              **summarise(scored)}
+    marked = {row["split"] for row in rows if "split" in row}
+    if split == "all" and marked:
+        # Rows with no split mark count only towards "all".
+        report["splits"] = {name: summarise([s for s in scored if s.row.get("split") == name])
+                            for name in ("test", "tune") if name in marked}
     return report
 
 
-def report_lines(report: dict) -> list[str]:
+def _title(name: str, block: dict) -> str:
+    if name == "tune":
+        return (f"tune split, {block['rows']} questions: IN-SAMPLE (the settings are chosen on these rows, "
+                "so these figures flatter them)")
+    if name == "test":
+        return f"test split, {block['rows']} questions: held out, as long as no setting is chosen on them"
+    if block["in_sample_rows"]:
+        return (f"all {block['rows']} questions, of which {block['in_sample_rows']} in-sample (tune split): "
+                "partly in-sample")
+    return f"all {block['rows']} questions"
+
+
+def _block_lines(title: str, block: dict) -> list[str]:
     columns = ["precision", "recall", "f1", *(f"recall@{k}" for k in RECALL_AT)]
-    heading = (f"{report['rows']} questions; precision/recall/F1 over the {report['shown']}; "
-               f"mean retrieval {report['mean_retrieval_s']:.2f} s")
-    lines = [heading,
-             "| stage | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    for name, scores in report["stages"].items():
+    lines = [title, "| stage | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    for name, scores in block["stages"].items():
         lines.append(f"| {name} | " + " | ".join(f"{scores[c]:.3f}" for c in columns) + " |")
-    for lang, stages in report["by_language"].items():
+    for lang, stages in block["by_language"].items():
         f1 = ", ".join(f"{name} {s['f1']:.3f}" for name, s in stages.items())
         lines.append(f"F1 for {lang} questions: {f1}")
+    if len(block["by_repo"]) > 1:
+        for repo, entry in block["by_repo"].items():
+            fused = entry["stages"].get("fused", {})
+            lines.append(f"{repo} ({entry['rows']} questions): fused F1 {fused.get('f1', 0):.3f}, "
+                         f"recall@1 {fused.get('recall@1', 0):.3f}, recall@3 {fused.get('recall@3', 0):.3f}")
     lines.append(f"fused beats every single retriever on F1 and recall@5: "
-                 f"{'yes' if report['fused_beats_every_single_retriever'] else 'NO'}")
+                 f"{'yes' if block['fused_beats_every_single_retriever'] else 'NO'}")
+    return lines
+
+
+def report_lines(report: dict) -> list[str]:
+    lines = [f"precision/recall/F1 over the {report['shown']}; mean retrieval {report['mean_retrieval_s']:.2f} s"]
+    for name, block in report.get("splits", {}).items():
+        lines += ["", *_block_lines(_title(name, block), block)]
+    lines += ["", *_block_lines(_title(report["split"], report), report)]
     return lines

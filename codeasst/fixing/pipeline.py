@@ -17,7 +17,7 @@ from codeasst.errors import CodeasstError
 from codeasst.fixing import mechanical, renames, syntax
 from codeasst.fixing.codes import AUTOPEP8_UNSAFE, CodeClass, classify
 from codeasst.fixing.source import SourceFile
-from codeasst.fixing.units import Unit, add_imports, extract_code, group_by_unit, splice
+from codeasst.fixing.units import Unit, add_imports, ask_for_code, extract_code, group_by_unit, splice
 from codeasst.fixing.verify import State, lines_inside_strings, verify
 from codeasst.lint import Diagnostic, Linter
 
@@ -110,20 +110,6 @@ class FixResult:
         if with_diff:
             data["diff"] = self.diff()
         return data
-
-
-_CLOSED_BLOCK = re.compile(r"```[^\n]*\n.*?^\s*```", re.DOTALL | re.MULTILINE)
-
-
-def ask_for_code(llm: LLM, messages: list, max_tokens: int) -> str:
-    """The model's answer, cut off once it holds a complete fenced block: small models go on to
-    explain their fix, which on a CPU costs more than the fix itself."""
-    pieces: list[str] = []
-    for token in llm.chat_stream(messages, max_tokens=max_tokens):
-        pieces.append(token.text)
-        if "`" in token.text and _CLOSED_BLOCK.search("".join(pieces)):
-            break
-    return "".join(pieces)
 
 
 def parse_or_refuse(text: str, name: str) -> ast.Module:

@@ -65,15 +65,37 @@ def decode(data: bytes, name: str) -> tuple[str, str, bool]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        # Python's own words ("invalid or missing encoding declaration") do not say what is wrong:
+        # the first lines are not UTF-8, and no coding comment names what they are.
+        if "invalid or missing" in exc.msg:
+            raise FixInputError(f"{name}: not valid UTF-8 ({_where_undecodable(data, 'utf-8')}) and no "
+                                "encoding declaration names another encoding", hint=_ENCODING_HINT) from None
         raise FixInputError(f"{name}: {exc.msg}") from None
     bom = encoding == "utf-8-sig"
+    codec = "utf-8" if bom else encoding  # the BOM stays in the text here, removed below
     try:
-        text = data.decode("utf-8" if bom else encoding)
-    except (UnicodeDecodeError, LookupError) as exc:
-        raise FixInputError(f"{name}: not valid {encoding}: {exc}") from None
+        text = data.decode(codec)
+    except UnicodeDecodeError:
+        raise FixInputError(f"{name}: not valid {codec} ({_where_undecodable(data, codec)})",
+                            hint=_ENCODING_HINT) from None
+    except LookupError as exc:
+        raise FixInputError(f"{name}: not valid {codec}: {exc}") from None
     if bom:
         text = text.removeprefix("\ufeff")
     return text, "utf-8" if bom else encoding, bom
+
+
+_ENCODING_HINT = "save it as UTF-8, or name its encoding in a PEP 263 coding comment"
+
+
+def _where_undecodable(data: bytes, encoding: str) -> str:
+    """'byte 0xe9 on line 3': the first byte that does not decode, for the error message."""
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return f"byte 0x{data[exc.start]:02x} on line {line}"
+    return "it does not decode"
 
 
 def dominant_newline(text: str) -> str:

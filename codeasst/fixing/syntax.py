@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from codeasst import prompt
 from codeasst.backends.base import LLM
-from codeasst.fixing.units import Unit, extract_code, splice
+from codeasst.fixing.units import Unit, ask_for_code, extract_code, splice
 from codeasst.lint import Linter
 
 _TOP = re.compile(r"(@|def |async def |class )")
@@ -52,8 +52,6 @@ def repair(text: str, error: SyntaxError, llm: Callable[[], LLM], linter: Linter
         messages = prompt.load("fix").messages(
             code=snippet.rstrip("\n"), feedback=f"E999 SyntaxError: {error.msg} in {row - unit.start + 1} line",
             hints=hints)
-        from codeasst.fixing.pipeline import ask_for_code  # the loop module imports this one
-
         extracted = extract_code(ask_for_code(llm(), messages, int(len(snippet) / 2.5) + 96), unit)
         if extracted is None:
             reasons.append("it held no code")

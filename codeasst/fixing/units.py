@@ -1,4 +1,5 @@
-"""The piece of a file shown to the model for a diagnostic, and how its answer goes back.
+"""The piece of a file shown to the model for a diagnostic, how the model is asked, and how its
+answer goes back.
 
 A unit is the innermost function around the line (decorators included) when it
 has at most `max_lines` lines, else the innermost statement, else the line
@@ -11,10 +12,12 @@ import ast
 import re
 from dataclasses import dataclass
 
+from codeasst.backends.base import LLM
 from codeasst.lint import Diagnostic
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_CLOSED_BLOCK = re.compile(r"```[^\n]*\n.*?^\s*```", re.DOTALL | re.MULTILINE)
 _CODE_START = re.compile(r"^(@|def |async def |class |import |from |if |for |while |with |try:|[A-Za-z_][\w.]*\s*=)")
 
 
@@ -101,6 +104,17 @@ def group_by_unit(tree: ast.Module, diagnostics: list[Diagnostic], max_lines: in
 class Extracted:
     code: str  # the unit's replacement, without the unit's indentation
     imports: list[str]  # import lines the answer put above a function, for a missing name (F821)
+
+
+def ask_for_code(llm: LLM, messages: list, max_tokens: int) -> str:
+    """The model's answer, cut off once it holds a complete fenced block: small models go on to
+    explain their fix, which on a CPU costs more than the fix itself."""
+    pieces: list[str] = []
+    for token in llm.chat_stream(messages, max_tokens=max_tokens):
+        pieces.append(token.text)
+        if "`" in token.text and _CLOSED_BLOCK.search("".join(pieces)):
+            break
+    return "".join(pieces)
 
 
 def extract_code(reply: str, unit: Unit) -> Extracted | None:

@@ -385,6 +385,13 @@ def _pieces(path: str, text: str, lang: _Lang | None, lines: Lines, max_chars: i
     return [(*s, None) if len(s) == 4 else s for s in spans]
 
 
+def fell_back(path: str, chunks: list[Chunk]) -> bool:
+    """Whether a file whose language has a grammar was cut into plain line windows instead
+    (the parse failed, found nothing to split along, or the file is minified)."""
+    name = language_for(path)
+    return name in _table()[0] and any(c.kind == "window" for c in chunks)
+
+
 def chunk_file(path: str, text: str, max_chars: int = 1500, overlap_lines: int = 5) -> list[Chunk]:
     max_chars, overlap_lines = max(1, int(max_chars)), max(0, int(overlap_lines))
     if not text.strip():

@@ -15,17 +15,17 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, Self
 
 from codeasst.backends.base import Embedder
 from codeasst.config import IndexSettings
-from codeasst.errors import IndexLocked
+from codeasst.errors import IndexLocked, IndexProblem
 from codeasst.index import chunker
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
 from codeasst.index.manifest import Entry, Manifest
-from codeasst.index.store import ChunkStore
+from codeasst.index.store import ChunkStore, location_of
 
 # Bump when the text fed to the embedder changes shape.
 EMBED_TEXT_VERSION = 1
@@ -48,6 +48,7 @@ class IndexSummary:
     chunks_written: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
     rebuilt: str | None = None  # why the whole index was rebuilt, if it was
+    fallbacks: dict[str, int] = field(default_factory=dict)  # language -> files chunked by line windows
     elapsed_s: float = 0.0
     embed_s: float = 0.0
 
@@ -77,9 +78,10 @@ def chunk_id(chunk: chunker.Chunk) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def fingerprint(settings: IndexSettings, embedder_name: str) -> dict[str, str]:
-    """Everything whose change makes every stored vector stale."""
+def fingerprint(settings: IndexSettings, embedder_name: str, store: str) -> dict[str, str]:
+    """Everything whose change makes every stored vector stale, or leaves them elsewhere."""
     return {
+        "store": store,
         "embedder": embedder_name,
         "chunker": chunker.chunker_fingerprint(),
         "chunk_chars": str(settings.chunk_chars),
@@ -123,9 +125,22 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+class IndexMismatch(IndexProblem):
+    """The manifest and the vector store disagree: answers from this index would be wrong."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(f"the index cannot be trusted: {problem}",
+                         hint="run `codeasst index` to rebuild it; a search in a terminal rebuilds it by itself")
+        self.problem = problem
+
+
 class Indexer:
+    """`on_mismatch` says what run() does when the manifest and the vector store disagree:
+    "rebuild" them, or "raise" IndexMismatch."""
+
     def __init__(self, root: Path, index_dir: Path, settings: IndexSettings, embedder: Embedder,
-                 open_store: Callable[[], ChunkStore], progress: Progress | None = None) -> None:
+                 open_store: Callable[[], ChunkStore], progress: Progress | None = None, *,
+                 chroma_url: str | None = None, on_mismatch: str = "rebuild") -> None:
         self.root = root
         self.index_dir = index_dir
         self.settings = settings
@@ -133,6 +148,56 @@ class Indexer:
         self._open_store = open_store
         self._store: ChunkStore | None = None
         self.progress = progress
+        self.location = location_of(chroma_url)
+        self.on_mismatch = on_mismatch
+
+    def fingerprint(self) -> dict[str, str]:
+        return fingerprint(self.settings, self.embedder.name, self.location)
+
+    def store_problem(self, claimed: int, *, open_store: bool = True) -> str | None:
+        """Why the vector store cannot hold the `claimed` chunks the manifest lists, if it cannot.
+
+        Without `open_store` only what needs no Chroma client is checked (a missing
+        embedded store): a no-op run stays fast."""
+        if not claimed:
+            return None
+        if self.location == "embedded" and not (self.index_dir / "chroma" / "chroma.sqlite3").is_file():
+            return f"the manifest lists {claimed:,} chunks but the embedded vector store in {self.index_dir} is gone"
+        if not open_store and self._store is None:
+            return None
+        if not self.store.exists:
+            return f"the manifest lists {claimed:,} chunks but {self.location} has no collection {self.store.name}"
+        held = self.store.count()
+        if held != claimed:
+            return f"the manifest lists {claimed:,} chunks but {self.location} holds {held:,}"
+        return None
+
+    def has_index(self) -> bool:
+        return (self.index_dir / "manifest.sqlite").exists()
+
+    def indexed_files(self) -> list[str]:
+        """The files that hold chunks, as the manifest lists them."""
+        if not self.has_index():
+            return []
+        manifest = Manifest(self.index_dir / "manifest.sqlite")
+        try:
+            return sorted(path for path, entry in manifest.entries().items() if entry.chunks)
+        finally:
+            manifest.close()
+
+    def verify(self) -> None:
+        """Raise IndexMismatch unless the store holds what the manifest lists (opens the store)."""
+        path = self.index_dir / "manifest.sqlite"
+        if not path.exists():
+            return
+        manifest = Manifest(path)
+        try:
+            claimed = sum(e.chunks for e in manifest.entries().values())
+        finally:
+            manifest.close()
+        problem = self.store_problem(claimed)
+        if problem:
+            raise IndexMismatch(problem)
 
     @property
     def store(self) -> ChunkStore:
@@ -141,8 +206,9 @@ class Indexer:
             self._store = self._open_store()
         return self._store
 
-    def status(self) -> dict:
-        """What the index holds and how stale it is, without writing anything."""
+    def status(self, check_store: bool = False) -> dict:
+        """What the index holds and how stale it is, without writing anything. `check_store`
+        also compares the store with the manifest (which opens the store)."""
         entries: dict[str, Entry] = {}
         updated = stored = None
         if (self.index_dir / "manifest.sqlite").exists():
@@ -154,15 +220,18 @@ class Indexer:
             finally:
                 manifest.close()
         stale = self._staleness(entries)
+        chunks = sum(e.chunks for e in entries.values())
         return {
             "root": str(self.root),
             "index_dir": str(self.index_dir),
             "indexed": updated is not None,
             "updated_at": float(updated) if updated else None,
             "files": sum(1 for e in entries.values() if e.chunks),
-            "chunks": sum(e.chunks for e in entries.values()),
+            "chunks": chunks,
             "skipped": sum(1 for e in entries.values() if e.skipped),
-            "settings_changed": bool(stored) and json.loads(stored) != fingerprint(self.settings, self.embedder.name),
+            "fallbacks": dict(Counter(chunker.language_for(e.path) for e in entries.values() if e.fallback)),
+            "store_problem": self.store_problem(chunks) if check_store else None,
+            "settings_changed": bool(stored) and json.loads(stored) != self.fingerprint(),
             "stale": asdict(stale),
         }
 
@@ -178,7 +247,9 @@ class Indexer:
             deleted=sorted(set(entries) - set(current)),
         )
 
-    def run(self, rebuild: bool = False) -> IndexSummary:
+    def run(self, rebuild: bool = False, verify: bool = False) -> IndexSummary:
+        """`verify` also checks the store's count against the manifest, which opens the
+        store; without it a run that has nothing to write never imports chromadb."""
         started = time.perf_counter()
         summary = IndexSummary(root=str(self.root))
         with IndexLock(self.index_dir):
@@ -186,7 +257,7 @@ class Indexer:
                 self._wipe()
             manifest = Manifest(self.index_dir / "manifest.sqlite")
             try:
-                self._run(manifest, summary, rebuild)
+                self._run(manifest, summary, rebuild, verify)
             finally:
                 manifest.close()
         summary.elapsed_s = round(time.perf_counter() - started, 3)
@@ -196,25 +267,40 @@ class Indexer:
         """Remove the local index files whatever state they are in, then empty the collection."""
         for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm"):
             (self.index_dir / name).unlink(missing_ok=True)
+        self._store = None  # its client would write to the files deleted next
         ChunkStore.destroy_local(self.index_dir)
         self.store.drop()  # for a Chroma server, the only copy lives there
 
-    def _run(self, manifest: Manifest, summary: IndexSummary, rebuild: bool) -> None:
-        wanted = fingerprint(self.settings, self.embedder.name)
+    def _run(self, manifest: Manifest, summary: IndexSummary, rebuild: bool, verify: bool) -> None:
+        wanted = self.fingerprint()
         stored = manifest.get_meta("fingerprint")
+        old = json.loads(stored) if stored is not None else None
+        if old is not None:
+            old.setdefault("store", "embedded")  # indexes made before the store was fingerprinted
+        entries = manifest.entries()
         if rebuild:
             summary.rebuilt = "asked with --rebuild"
-        elif stored is not None and json.loads(stored) != wanted:
-            old = json.loads(stored)
+        elif old is not None and old != wanted:
             changed = sorted(k for k in wanted if old.get(k) != wanted[k])
             summary.rebuilt = "settings changed: " + ", ".join(f"{k} {old.get(k)} -> {wanted[k]}" for k in changed)
+        else:
+            problem = self.store_problem(sum(e.chunks for e in entries.values()), open_store=verify)
+            if problem and self.on_mismatch == "raise":
+                raise IndexMismatch(problem)
+            summary.rebuilt = problem
         if summary.rebuilt and not rebuild:
-            self.store.drop()
+            if self.location == "embedded":
+                self._store = None  # the store may be damaged or gone: start it afresh
+                ChunkStore.destroy_local(self.index_dir)
+            else:
+                self.store.drop()
+                if old is not None and old["store"] == "embedded":
+                    ChunkStore.destroy_local(self.index_dir)  # the vectors moved to a server
             manifest.clear()
+            entries = {}
         if stored is None or summary.rebuilt:
             manifest.set_meta({"fingerprint": json.dumps(wanted), "root": str(self.root)})
 
-        entries = manifest.entries()
         found = scan(self.root, IgnoreRules(self.root), self.settings.max_file_bytes)
         summary.skipped = [{"path": p, "reason": r} for p, r in found.skipped]
         current = {f.path: f for f in found.files}
@@ -233,7 +319,7 @@ class Indexer:
                 summary.skipped.append({"path": path, "reason": f"unreadable: {exc.strerror}"})
                 continue
             if old and old.sha256 == digest:
-                touched.append(Entry(path, info.size, info.mtime_ns, digest, old.chunks, old.skipped))
+                touched.append(replace(old, size=info.size, mtime_ns=info.mtime_ns))
                 summary.unchanged += 1
             else:
                 todo.append((info, digest))
@@ -255,6 +341,7 @@ class Indexer:
         final = manifest.entries()
         summary.files = sum(1 for e in final.values() if e.chunks)
         summary.chunks = sum(e.chunks for e in final.values())
+        summary.fallbacks = dict(Counter(chunker.language_for(e.path) for e in final.values() if e.fallback))
         # Files skipped for their content stay in the manifest so they are not re-read each run.
         known = {item["path"] for item in summary.skipped}
         summary.skipped += [{"path": e.path, "reason": e.skipped} for e in final.values()
@@ -263,9 +350,9 @@ class Indexer:
 
     def _write(self, todo: list[tuple[FileInfo, str]], manifest: Manifest, summary: IndexSummary,
                previous: dict[str, Entry]) -> None:
-        self.embedder.load()
-        if self.progress:
+        if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
             self.progress.start(len(todo))
+        self.embedder.load()
         group: list[tuple[Entry, list[chunker.Chunk]]] = []
         pending = 0
         for info, digest in todo:
@@ -289,7 +376,9 @@ class Indexer:
             return Entry(info.path, info.size, info.mtime_ns, digest, 0, reason), []
         chunks = chunker.chunk_file(info.path, text, self.settings.chunk_chars, self.settings.overlap_lines)
         unique = list({chunk_id(c): c for c in chunks}.items())
-        return Entry(info.path, info.size, info.mtime_ns, digest, len(unique), None), [c for _, c in unique]
+        fallback = chunker.fell_back(info.path, chunks)
+        return (Entry(info.path, info.size, info.mtime_ns, digest, len(unique), None, fallback),
+                [c for _, c in unique])
 
     def _flush(self, group: list[tuple[Entry, list[chunker.Chunk]]], manifest: Manifest,
                summary: IndexSummary) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from codeasst.errors import IndexCorrupt
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,20 @@ class Entry:
     sha256: str
     chunks: int
     skipped: str | None = None  # why a file holds no chunks (binary, not UTF-8...)
+    fallback: bool = False  # chunked by line windows although its language has a grammar
+
+
+# Numbered schema steps; step N brings a manifest from user_version N-1 to N.
+_MIGRATIONS = [
+    """
+    CREATE TABLE IF NOT EXISTS files (
+        path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,
+        sha256 TEXT, chunks INTEGER, skipped TEXT);
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+    """,
+    "ALTER TABLE files ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;",
+]
+assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
 class Manifest:
@@ -41,31 +55,23 @@ class Manifest:
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
-        if version == 0:
-            self._db.executescript(
-                """
-                CREATE TABLE IF NOT EXISTS files (
-                    path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER,
-                    sha256 TEXT, chunks INTEGER, skipped TEXT);
-                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-                PRAGMA user_version = 1;
-                """
-            )
-        elif version > SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
             raise IndexCorrupt(f"index manifest {self.path} was written by a newer codeasst")
+        for number, step in enumerate(_MIGRATIONS[version:], start=version + 1):
+            self._db.executescript(step + f"\nPRAGMA user_version = {number};")
 
     def entries(self) -> dict[str, Entry]:
         try:
-            rows = self._db.execute("SELECT path, size, mtime_ns, sha256, chunks, skipped FROM files")
-            return {row[0]: Entry(*row) for row in rows}
+            rows = self._db.execute("SELECT path, size, mtime_ns, sha256, chunks, skipped, fallback FROM files")
+            return {row[0]: Entry(*row[:6], fallback=bool(row[6])) for row in rows}
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"index manifest {self.path} is unreadable: {exc}") from None
 
     def put(self, entries: list[Entry]) -> None:
         with self._transaction():
             self._db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped) for e in entries],
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped, int(e.fallback)) for e in entries],
             )
 
     def remove(self, paths: list[str]) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import getpass
 import shutil
+import socket
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,23 +51,68 @@ def _hit(id_: str, document: str, meta: dict[str, Any], score: float) -> Hit:
                kind=meta["kind"], name=meta["name"], language=meta["language"], text=document, score=score)
 
 
-def collection_name(root: Path) -> str:
-    return "codeasst-" + repo_key(root)[-12:]
+def store_identity(index_dir: Path) -> str:
+    """A random id for this index, kept beside its manifest and made once.
+
+    The collection is named by it, so two users' checkouts at the same path, sharing one
+    Chroma server, never write to (or --rebuild) each other's collection."""
+    path = index_dir / "store-id"
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        pass
+    index_dir.mkdir(parents=True, exist_ok=True)
+    identity = uuid.uuid4().hex
+    try:
+        with path.open("x", encoding="ascii") as fh:  # a concurrent first run keeps the id that won
+            fh.write(identity)
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip()
+    return identity
+
+
+def collection_name(root: Path, identity: str) -> str:
+    # Chroma allows 3-512 characters of [A-Za-z0-9._-], starting and ending with a letter or digit.
+    return f"codeasst-{repo_key(root)[:40].strip('-_.')}-{identity[:16]}"
+
+
+def location_of(chroma_url: str | None) -> str:
+    """Where the vectors live, as the index fingerprint records it."""
+    return chroma_url.rstrip("/") if chroma_url else "embedded"
 
 
 class ChunkStore:
-    def __init__(self, client: Any, root: Path, location: str) -> None:
+    """One repository's collection. It is created on the first write, so that reading
+    an index whose collection is gone says so instead of answering from an empty one."""
+
+    def __init__(self, client: Any, root: Path, location: str, identity: str) -> None:
         self.client = client
         self.root = root
         self.location = location
-        self.name = collection_name(root)
+        self.name = collection_name(root, identity)
+        self.collection = None
+        from chromadb.errors import NotFoundError
+
         with _chroma_errors("open the collection"):
-            self.collection = client.get_or_create_collection(
-                self.name,
-                embedding_function=None,  # we always pass vectors; never fetch Chroma's default model
-                configuration={"hnsw": {"space": "cosine"}},
-                metadata={"root": str(root)},
-            )
+            try:
+                self.collection = client.get_collection(self.name, embedding_function=None)
+            except NotFoundError:
+                pass  # never written, or deleted: `exists` says so
+
+    @property
+    def exists(self) -> bool:
+        return self.collection is not None
+
+    def _writable(self) -> Any:
+        if self.collection is None:
+            with _chroma_errors("create the collection"):
+                self.collection = self.client.get_or_create_collection(
+                    self.name,
+                    embedding_function=None,  # we always pass vectors; never fetch Chroma's default model
+                    configuration={"hnsw": {"space": "cosine"}},
+                    metadata={"root": str(self.root), "user": getpass.getuser(), "host": socket.gethostname()},
+                )
+        return self.collection
 
     @classmethod
     def open(cls, root: Path, index_dir: Path, chroma_url: str | None = None) -> ChunkStore:
@@ -84,11 +132,11 @@ class ChunkStore:
                 )
             except (ValueError, ConnectionError) as exc:
                 raise StoreError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from None
-            return cls(client, root, chroma_url)
+            return cls(client, root, chroma_url, store_identity(index_dir))
         location = index_dir / "chroma"
         with _chroma_errors(f"open {location}"):
             client = chromadb.PersistentClient(path=str(location), settings=chroma_settings)
-        return cls(client, root, str(location))
+        return cls(client, root, str(location), store_identity(index_dir))
 
     @staticmethod
     def destroy_local(index_dir: Path) -> None:
@@ -100,6 +148,8 @@ class ChunkStore:
         shutil.rmtree(index_dir / "chroma", ignore_errors=True)
 
     def count(self) -> int:
+        if self.collection is None:
+            return 0
         with _chroma_errors("count chunks"):
             return self.collection.count()
 
@@ -109,21 +159,25 @@ class ChunkStore:
         self.delete_paths(paths)
         if ids:
             with _chroma_errors("store chunks"):
-                self.collection.upsert(
+                self._writable().upsert(
                     ids=list(ids), embeddings=[list(v) for v in vectors],
                     documents=list(documents), metadatas=list(metadatas),
                 )
 
     def delete_paths(self, paths: Sequence[str]) -> None:
-        if paths:
+        if paths and self.collection is not None:
             with _chroma_errors("delete chunks"):
                 self.collection.delete(where={"path": {"$in": list(paths)}})
 
     def ids_for(self, path: str) -> list[str]:
+        if self.collection is None:
+            return []
         with _chroma_errors("read chunk ids"):
             return self.collection.get(where={"path": path}, include=[])["ids"]
 
     def query(self, vector: Vector, k: int) -> list[Hit]:
+        if self.collection is None:
+            return []
         with _chroma_errors("search"):
             result = self.collection.query(
                 query_embeddings=[list(vector)], n_results=k,
@@ -135,7 +189,7 @@ class ChunkStore:
 
     def chunks_of(self, paths: Sequence[str]) -> list[Hit]:
         """Every chunk of the given files, with score 0."""
-        if not paths:
+        if not paths or self.collection is None:
             return []
         with _chroma_errors("read chunks"):
             result = self.collection.get(where={"path": {"$in": list(paths)}}, include=["documents", "metadatas"])
@@ -143,7 +197,9 @@ class ChunkStore:
                 for id_, doc, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True)]
 
     def drop(self) -> None:
-        """Delete this repository's collection and start an empty one."""
+        """Delete this index's own collection (and nobody else's); the next write makes a new one."""
+        if self.collection is None:
+            return
         with _chroma_errors("delete the collection"):
             self.client.delete_collection(self.name)
-        self.__init__(self.client, self.root, self.location)
+        self.collection = None

@@ -11,19 +11,19 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from codeasst.backends.base import LLM, Embedder
 from codeasst.config import RetrievalSettings
-from codeasst.errors import CodeasstError, IndexLocked
 from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
-from codeasst.index.manifest import Manifest
-from codeasst.index.store import Hit
+from codeasst.index.store import ChunkStore, Hit
 from codeasst.retrieve import lexical
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
-from codeasst.services import Services
 
 PROSE = {"markdown", "json", "yaml", "text", "sql"}
 
@@ -41,6 +41,18 @@ class Retrieval:
     notes: list[str] = field(default_factory=list)  # things the user should know, e.g. a stale index
 
 
+@dataclass
+class Sources:
+    """What retrieval reads. The caller brings the index up to date first (codeasst.tasks.search)."""
+
+    root: Path
+    files: list[str]  # the indexed files
+    store: ChunkStore
+    embedder: Callable[[], Embedder]  # the query embedder, built on first call
+    llm: Callable[[], LLM] | None  # returns the loaded model; None means no query analysis
+    settings: RetrievalSettings
+
+
 class _Clock:
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
@@ -52,14 +64,6 @@ class _Clock:
 def main_language(files: list[str]) -> str:
     counts = Counter(lang for lang in map(language_for, files) if lang and lang not in PROSE)
     return counts.most_common(1)[0][0] if counts else "Python"
-
-
-def indexed_files(services: Services) -> list[str]:
-    manifest = Manifest(services.repo.index_dir / "manifest.sqlite")
-    try:
-        return sorted(path for path, entry in manifest.entries().items() if entry.chunks)
-    finally:
-        manifest.close()
 
 
 MENTION = re.compile(r'File "([^"]+)", line (\d+)|([\w./\\-]+\.[A-Za-z0-9]+):(\d+)')
@@ -84,46 +88,31 @@ def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings) -> list[Fused]:
     return reciprocal_rank_fusion(rankings, weights)
 
 
-def retrieve(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
-             update_index: bool = True, context: str | None = None, full_analysis: bool = True) -> Retrieval:
+def retrieve(sources: Sources, question: str, k: int | None = None, *, context: str | None = None,
+             full_analysis: bool = True, timings: dict[str, float] | None = None) -> Retrieval:
     """`context` is text the user piped in (a diff, a log, a traceback): the places it names
     and its own meaning become two more retrievers. Without `full_analysis` the LLM only
-    translates a question not in English: no HyDE, no keywords beyond those it comes with."""
-    if not question.strip():
-        raise CodeasstError("the question is empty")
-    cfg = services.settings.retrieval
+    translates a question not in English: no HyDE, no keywords beyond those it comes with.
+    `timings` are the caller's, reported with retrieval's own."""
+    cfg = sources.settings
     hyde = cfg.hyde and full_analysis
     # An explicit k is a request for exactly that many hits; otherwise weak ones are dropped.
     min_ratio = 0.0 if k else cfg.min_score_ratio
     k = k or cfg.k
     clock = _Clock()
-    summary = None
-    notes = []
-    if update_index:
-        started = time.perf_counter()
-        try:
-            summary = services.indexer().run()
-        except IndexLocked:
-            # Another process is updating the index; the last complete state is still searchable.
-            notes.append("the index is being updated by another process; searching it as it was")
-        clock.lap("index_update_s", started)
-        if summary is not None and summary.chunks == 0:
-            raise CodeasstError(f"nothing is indexed under {services.repo.root}: no indexable files")
-    files = indexed_files(services)
-    if not files:
-        raise CodeasstError(f"nothing is indexed under {services.repo.root}", hint="run `codeasst index`")
+    clock.timings.update(timings or {})
+    files, store = sources.files, sources.store
     language = main_language(files)
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = None
-        if use_llm:
+        if sources.llm is not None:
+            get_llm = sources.llm
+
             def run_analysis() -> QueryAnalysis:
                 started = time.perf_counter()
                 try:
-                    # Loaded here even when the analysis needs no generation (ask on an English
-                    # question), so that the load overlaps with opening the store.
-                    services.llm.load()
-                    return analyze(services.llm, question, language, hyde=hyde, hyde_tokens=cfg.hyde_tokens,
+                    return analyze(get_llm(), question, language, hyde=hyde, hyde_tokens=cfg.hyde_tokens,
                                    hyde_lines=cfg.hyde_lines, keyword_tokens=cfg.keyword_tokens,
                                    llm_keywords=cfg.llm_keywords and full_analysis)
                 finally:
@@ -131,8 +120,7 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
 
             pending = pool.submit(run_analysis)
         started = time.perf_counter()
-        store = services.open_store()
-        embedder = services.query_embedder
+        embedder = sources.embedder()
         embedder.load()
         clock.lap("open_s", started)
         started = time.perf_counter()
@@ -167,7 +155,7 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
     keywords = analysis.keywords if analysis else identifiers_in(question)
     if keywords:
         started = time.perf_counter()
-        line_hits = lexical.grep(services.repo.root, files, keywords)
+        line_hits = lexical.grep(sources.root, files, keywords)
         matched = sorted({h.path for h in line_hits})
         rankings["rg"] = lexical.rank_chunks(line_hits, store.chunks_of(matched), len(files))[: cfg.depth]
         clock.lap("rg_s", started)
@@ -176,12 +164,12 @@ def retrieve(services: Services, question: str, k: int | None = None, *, use_llm
     fused = fuse(rankings, cfg)
     hits = present(fused, k, cfg.per_file, min_ratio)
     clock.lap("fuse_s", started)
-    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings, summary, notes=notes)
-    if cfg.rerank and use_llm:
+    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings)
+    if cfg.rerank and sources.llm is not None:
         from codeasst.retrieve.rerank import rerank
 
         started = time.perf_counter()
-        result.reranked = rerank(services.llm, question, cap_per_file(fused, cfg.per_file), cfg.rerank_candidates)
+        result.reranked = rerank(sources.llm(), question, cap_per_file(fused, cfg.per_file), cfg.rerank_candidates)
         result.hits = present(result.reranked, k, cfg.per_file, min_ratio)
         clock.lap("rerank_s", started)
     return result

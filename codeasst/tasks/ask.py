@@ -10,11 +10,12 @@ from pathlib import Path
 
 from codeasst import prompt
 from codeasst.backends.base import GenerationParams
+from codeasst.index.indexer import Progress
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
-from codeasst.retrieve.pipeline import Retrieval, retrieve
+from codeasst.retrieve.pipeline import Retrieval
 from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
-from codeasst.tasks.search import hits_json
+from codeasst.tasks.search import find, hits_json
 
 # path:12 or path:12-30, where path has a directory separator or an extension.
 CITATION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+|(?:[\w.-]+/)+[\w.-]+):(\d+)(?:\s*[-–]\s*(\d+))?")
@@ -27,6 +28,7 @@ class Citation:
     end_line: int
     verified: bool
     reason: str  # why it is (not) verified
+    attached: bool = False  # added by codeasst because the answer names the excerpt's symbol or file
 
 
 @dataclass
@@ -73,14 +75,15 @@ def render_context(hits: list[Fused], piped: str) -> str:
     return "\n".join(parts)
 
 
-def ask(services: Services, question: str, stdin_text: str | None = None) -> tuple[Answer, Iterator[str]]:
+def ask(services: Services, question: str, stdin_text: str | None = None, *, interactive: bool = False,
+        progress: Progress | None = None) -> tuple[Answer, Iterator[str]]:
     """Retrieve, then return the answer object and a stream of its text; citations are
     checked when the stream ends."""
     cfg = services.settings.ask
     started = time.perf_counter()
     # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
-    result = retrieve(services, question, services.settings.retrieval.k, context=stdin_text,
-                      full_analysis=cfg.query_analysis)
+    result = find(services, question, services.settings.retrieval.k, context=stdin_text,
+                  full_analysis=cfg.query_analysis, interactive=interactive, progress=progress)
     answer = Answer(question, retrieval=result, timings=dict(result.timings))
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
     # Up to half the budget for piped text: its end, where a log or a trace says what matters.
@@ -107,6 +110,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None) -> tup
         answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
         answer.text = "".join(pieces)
         answer.citations = check_citations(services.repo.root, answer.text, result.hits)
+        answer.citations += attach_citations(answer.text, result.hits, answer.citations)
 
     return answer, stream()
 
@@ -124,13 +128,45 @@ def check_citations(root: Path, text: str, hits: list[Fused]) -> list[Citation]:
     citations = []
     shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in hits]
     for match in CITATION.finditer(text):
-        path, start = match.group(1).lstrip("./"), int(match.group(2))
+        path, start = match.group(1).removeprefix("./"), int(match.group(2))
         end = int(match.group(3)) if match.group(3) else start
         if (path, start, end) in seen:
             continue
         seen.add((path, start, end))
         citations.append(_verify(root, path, start, end, shown))
     return citations
+
+
+# Names an excerpt defines, in the languages the chunker parses (Go methods have a receiver first).
+DEFINES = re.compile(r"\b(?:def|class|function|func|fn|interface|struct|type|enum|trait)\s+(?:\([^)]*\)\s*)?"
+                     r"([A-Za-z_]\w{2,})")
+NOT_DEFINITIONS = frozenset({"file", "module", "window", "section", "key", "statement"})
+
+
+def defined_names(hit) -> set[str]:
+    names = set(DEFINES.findall(hit.text))
+    if hit.kind not in NOT_DEFINITIONS:
+        names.add(hit.name.rsplit(".", 1)[-1])
+    return {n for n in names if len(n) >= 3}
+
+
+def attach_citations(text: str, hits: list[Fused], written: list[Citation]) -> list[Citation]:
+    """Citations codeasst adds for the excerpts the answer draws on by name: one that defines
+    a name the answer uses as a word, or whose file path the answer writes. A small model
+    often explains the right code without citing it; the reader still gets the place."""
+    cited = {(c.path, c.start_line, c.end_line) for c in written if c.verified}
+    attached = []
+    for item in hits:
+        hit = item.hit
+        place = (hit.path, hit.start_line, hit.end_line)
+        if place in cited:
+            continue
+        named = sorted(n for n in defined_names(hit) if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text))
+        if named or hit.path in text:
+            cited.add(place)
+            attached.append(Citation(*place, True, f"the answer names {', '.join(named[:3]) or hit.path}",
+                                     attached=True))
+    return attached
 
 
 def _verify(root: Path, path: str, start: int, end: int, shown: list[tuple[str, int, int]]) -> Citation:

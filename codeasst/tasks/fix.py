@@ -1,17 +1,22 @@
-"""`codeasst fix`: make a Python file flake8-clean without changing what it does.
+"""`codeasst fix`: make Python files flake8-clean without changing what they do.
 
-The CLI calls `fix_file` (or `fix_text` for stdin), renders the FixResult, and
-calls `write_fix` when the user wants the file changed. Nothing here prints.
+The CLI calls `fix_files` with the names it was given and renders each outcome
+as it arrives; `fix_files` fixes each file (`fix_file`, or `fix_text` for
+stdin), writes it back when asked (`write_fix`), and decides the exit code.
+Nothing here prints.
+
 How the fix works is in codeasst.fixing.pipeline; what each fix may change is in
 codeasst.fixing.codes.
 """
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from codeasst.errors import CodeasstError
 from codeasst.fixing.pipeline import (
     Change,
     FixOptions,
@@ -33,9 +38,12 @@ from codeasst.lint import Diagnostic, Linter, LinterError
 from codeasst.services import Services
 
 __all__ = [
-    "Change", "Diagnostic", "FileChangedError", "FixInputError", "FixOptions", "FixResult", "LinterError",
-    "Rejection", "SourceSyntaxError", "fix_file", "fix_text", "fixed_bytes", "options_from", "write_fix",
+    "Change", "Diagnostic", "FileChangedError", "FixInputError", "FixOptions", "FixResult", "FixRun", "LinterError",
+    "Outcome", "Rejection", "SourceSyntaxError", "fix_file", "fix_files", "fix_text", "fixed_bytes", "options_from",
+    "start_dir", "write_fix",
 ]
+
+STDIN = "-"
 
 
 def options_from(services: Services, **overrides: Any) -> FixOptions:
@@ -51,12 +59,13 @@ def options_from(services: Services, **overrides: Any) -> FixOptions:
 
 
 def fix_file(services: Services, path: Path, *, options: FixOptions | None = None,
-             for_write: bool = False) -> FixResult:
-    """Fix one file in memory. `for_write` refuses up front a file that could not be written back."""
+             for_write: bool = False, name: str | None = None) -> FixResult:
+    """Fix one file in memory. `for_write` refuses up front a file that could not be written back;
+    `name` is what the diff and the report call it (the path itself by default)."""
     options = options or options_from(services)
     source = read_source(path, options.max_file_bytes, for_write=for_write)
     linter = Linter.for_path(source.path, services.repo.root, options.linter, options.linter_timeout_s)
-    result = fix_source(source.text, linter, llm=lambda: services.llm, options=options, name=str(path),
+    result = fix_source(source.text, linter, llm=lambda: services.llm, options=options, name=name or str(path),
                         encoding=source.encoding)
     result.source = source
     return result
@@ -94,3 +103,64 @@ def write_fix(result: FixResult) -> bool:
     write_source(result.source, result.fixed)
     result.written = True
     return True
+
+
+@dataclass
+class Outcome:
+    """One name given to `fix`: its result, or the one-line error that stopped it."""
+
+    name: str
+    result: FixResult | None = None
+    error: str = ""
+    exit_code: int = 0  # the error's; 0 when the file was fixed (or left with diagnostics)
+
+    @property
+    def from_stdin(self) -> bool:
+        return self.name == STDIN
+
+
+@dataclass
+class FixRun:
+    outcomes: list[Outcome] = field(default_factory=list)
+    exit_code: int = 0
+
+    def reports(self, *, with_diff: bool) -> list[dict]:
+        """The JSON report: one entry per file that could be fixed; errors are told on stderr."""
+        return [o.result.to_json(with_diff=with_diff) for o in self.outcomes if o.result is not None]
+
+
+def start_dir(names: list[str], cwd: Path) -> Path:
+    """Where the repository and its config are looked for: the first file's directory, else `cwd`."""
+    first = cwd / names[0] if names and names[0] != STDIN else cwd
+    if first.is_dir():
+        return first
+    return first.parent if first.parent.exists() else cwd
+
+
+def fix_files(services: Services, names: list[str], *, options: FixOptions, read_stdin: Callable[[], bytes],
+              cwd: Path = Path("."), write: bool = False, check: bool = False,
+              on_outcome: Callable[[Outcome], None] | None = None) -> FixRun:
+    """Fix each name in turn (`-` is stdin, read by `read_stdin`), relative names against `cwd`,
+    writing verified fixes back when `write`; `on_outcome` sees each one as soon as it is done.
+
+    Exit code: the highest of the errors' codes, so one bad file is not hidden by the others; else
+    1 with `check` when any diagnostic remains; else 0."""
+    run = FixRun()
+    for name in names:
+        outcome = Outcome(name)
+        try:
+            if name == STDIN:
+                outcome.result = fix_text(services, read_stdin(), options=options)
+            else:
+                outcome.result = fix_file(services, cwd / name, options=options, for_write=write, name=str(Path(name)))
+                if write:
+                    write_fix(outcome.result)
+        except CodeasstError as exc:
+            outcome.result, outcome.error, outcome.exit_code = None, exc.one_line(), exc.exit_code
+        run.outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    failed = max((o.exit_code for o in run.outcomes), default=0)
+    remaining = any(o.result.after for o in run.outcomes if o.result is not None)
+    run.exit_code = failed or (1 if check and remaining else 0)
+    return run

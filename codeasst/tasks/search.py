@@ -1,14 +1,90 @@
-"""`codeasst search`: hybrid retrieval, no answer."""
+"""`codeasst search`: bring the index up to date (and make sure it can be trusted), then retrieve.
+
+`ask` retrieves through `find` too. The index policy lives here, not in retrieval:
+a first run says it is indexing first; an index whose manifest and vector store
+disagree is rebuilt when a person is watching, and is an error (exit 3) for a
+script, never an empty answer given as if it were one.
+"""
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from codeasst.backends.base import LLM
+from codeasst.errors import CodeasstError, IndexLocked, UsageError
+from codeasst.index.indexer import Indexer, IndexMismatch, IndexSummary, Progress
 from codeasst.retrieve.fuse import Fused
-from codeasst.retrieve.pipeline import Retrieval, retrieve
+from codeasst.retrieve.pipeline import Retrieval, Sources, retrieve
 from codeasst.services import Services
 
 
-def search(services: Services, query: str, k: int | None = None, use_llm: bool = True) -> Retrieval:
-    return retrieve(services, query, k, use_llm=use_llm)
+def search(services: Services, query: str, k: int | None = None, use_llm: bool = True, *,
+           context: str | None = None, update_index: bool = True, interactive: bool = False,
+           progress: Progress | None = None) -> Retrieval:
+    return find(services, query, k, use_llm=use_llm, context=context, update_index=update_index,
+                interactive=interactive, progress=progress)
+
+
+def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
+         context: str | None = None, full_analysis: bool = True, update_index: bool = True,
+         interactive: bool = False, progress: Progress | None = None) -> Retrieval:
+    """Retrieval for search and ask. `interactive`: a person is watching (a terminal), so a
+    broken index is rebuilt with progress rather than refused."""
+    if not question.strip():
+        raise UsageError("the question is empty")
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The model loads while the index is checked and the store opens; each takes about a second.
+        # It is built here, in this thread: the first run ever unpacks it, with a progress bar of its own.
+        llm = services.llm if use_llm else None
+        loading: Future | None = pool.submit(llm.load) if llm is not None else None
+        started = time.perf_counter()
+        indexer = services.indexer(progress, on_mismatch="raise")
+        summary = None
+        if update_index:
+            summary, indexer = _update(services, indexer, interactive, progress, notes)
+        else:
+            indexer.verify()
+        timings["index_update_s"] = round(time.perf_counter() - started, 3)
+        files = indexer.indexed_files()
+        if not files:
+            if summary is not None and summary.files == 0:
+                raise CodeasstError(f"nothing is indexed under {services.repo.root}: no indexable files")
+            raise CodeasstError(f"nothing is indexed under {services.repo.root}", hint="run `codeasst index`")
+
+        def loaded_llm() -> LLM:
+            loading.result()  # re-raises a failed load
+            return llm
+
+        sources = Sources(root=services.repo.root, files=files, store=indexer.store,
+                          embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
+                          settings=services.settings.retrieval)
+        result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
+    result.index = summary
+    result.notes = notes
+    return result
+
+
+def _update(services: Services, indexer: Indexer, interactive: bool, progress: Progress | None,
+            notes: list[str]) -> tuple[IndexSummary | None, Indexer]:
+    """The index brought up to date and checked against its store, and the indexer holding that store."""
+    if not indexer.has_index():
+        services.note(f"no index for {services.repo.root} yet: indexing it first (later runs only "
+                      f"update what changed)")
+    try:
+        return indexer.run(verify=True), indexer
+    except IndexLocked:
+        # Another process is updating the index; the last complete state is still searchable.
+        notes.append("the index is being updated by another process; searching it as it was")
+        return None, indexer
+    except IndexMismatch as exc:
+        if not interactive:
+            raise
+        services.note(f"{exc.problem}; rebuilding the index")
+        rebuilder = services.indexer(progress)
+        return rebuilder.run(rebuild=True), rebuilder
 
 
 def hits_json(hits: list[Fused]) -> list[dict]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +117,43 @@ def test_a_corrupted_index_offers_rebuild(make_repo):
     assert_one_line_error(proc, 3, "run `codeasst index --rebuild`")
     rebuilt = run_json("index", "--rebuild", str(root))
     assert rebuilt["rebuilt"] == "asked with --rebuild" and rebuilt["files"] == 1
+
+
+def test_an_empty_question_exits_2_before_any_work(make_repo):
+    root = make_repo({"a.py": "x = 1\n"})
+    for command in ("ask", "search"):
+        proc = run_cli(command, "  ", "-C", str(root), check_rc=None)
+        assert_one_line_error(proc, 2, "the question is empty")
+        assert not index_dir(root).exists(), "nothing may be indexed for an empty question"
+
+
+@pytest.mark.slow
+def test_search_reads_stdin_that_is_not_utf8(make_repo):
+    root = make_repo({"a.py": "def cafe():\n    return 1\n"})
+    proc = subprocess.run([*CLI, "search", "cafe", "--no-llm", "-C", str(root)], input=b"caf\xe9 failed\n",
+                          capture_output=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert b"stdin is not UTF-8" in proc.stderr and b"Traceback" not in proc.stderr
+    assert proc.stdout.startswith(b"a.py:1-2")
+
+
+def test_python_dash_m_and_help_list_only_what_exists():
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "codeasst", "--help"], capture_output=True, text=True, check=True)
+    listed = re.findall(r"^│ (\w+) ", proc.stdout.split("Commands")[1], flags=re.MULTILINE)
+    assert {"index", "search", "ask", "fix", "trust", "eval"} <= set(listed)
+    for command in listed:
+        run_cli(command, "--help")
+    words = re.findall(r"\b(complete|serve|chat)\b", proc.stdout)
+    assert not [w for w in words if w not in listed], words
+
+
+def test_every_command_the_readme_says_takes_dash_c_does():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    takes = re.search(r"`-C DIR` works\s+with ([^.]+)\.", readme)
+    assert takes, "README must say which commands take -C DIR"
+    commands = re.findall(r"`(\w+)`", takes.group(1))
+    assert len(commands) >= 6
+    for command in commands:
+        assert re.search(r"--repo\s+-C\s", run_cli(command, "--help").stdout), command

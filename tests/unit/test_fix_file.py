@@ -19,6 +19,7 @@ from codeasst.tasks.fix import (
     LinterError,
     SourceSyntaxError,
     fix_file,
+    fix_files,
     fix_text,
     fixed_bytes,
     options_from,
@@ -129,3 +130,27 @@ def test_a_generated_3000_line_file_is_fixed_whole(tmp_path, services):
     write_fix(result)
     check = "import big; assert big.f7([1, 2], 1) == [8, 16]; assert big.f999([3], 0) == [2997]"
     subprocess.run([sys.executable, "-c", check], cwd=tmp_path, check=True, env={**os.environ, "PYTHONPATH": "."})
+
+
+def test_fix_files_reports_each_name_in_order_and_picks_the_exit_code(tmp_path, services):
+    (tmp_path / "a.py").write_text(MESSY)
+    (tmp_path / "left.py").write_text("def g():\n    return undefined_name\n")  # F821: no rule fixes it
+    options = options_from(services, use_llm=False)
+    seen = []
+
+    def run(*names, **flags):
+        return fix_files(services, list(names), options=options, read_stdin=lambda: b"y=1\n", cwd=tmp_path,
+                         on_outcome=lambda o: seen.append(o.name), **flags)
+
+    clean = run("a.py", "-")
+    assert seen == ["a.py", "-"] and clean.exit_code == 0
+    assert [o.result.fixed for o in clean.outcomes] == [CLEAN, "y = 1\n"] and clean.outcomes[1].from_stdin
+    assert run("left.py").exit_code == 0 and run("left.py", check=True).exit_code == 1
+    assert run("a.py", check=True).exit_code == 0
+    # An error is one line on its outcome; the others go on; the highest code wins over --check.
+    mixed = run("missing.py", "left.py", "notes.txt", check=True)
+    assert [(o.exit_code, o.result is None) for o in mixed.outcomes] == [(2, True), (0, False), (2, True)]
+    assert mixed.outcomes[0].error == f"{tmp_path / 'missing.py'}: no such file" and mixed.exit_code == 2
+    assert [r["path"] for r in mixed.reports(with_diff=False)] == ["left.py"]
+    written = run("a.py", write=True)
+    assert written.outcomes[0].result.written and (tmp_path / "a.py").read_text() == CLEAN

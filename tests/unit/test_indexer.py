@@ -116,3 +116,54 @@ def test_a_corrupted_index_says_so_and_rebuild_repairs_it(make_repo, damaged):
     assert summary.rebuilt == "asked with --rebuild"
     assert summary.files == 4
     assert services_for(root).open_store().count() == summary.chunks
+
+
+def test_a_version_1_manifest_is_migrated_in_place(tmp_path):
+    import sqlite3
+
+    from codeasst.index.manifest import Manifest
+
+    path = tmp_path / "manifest.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript("CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, sha256 TEXT,"
+                         " chunks INTEGER, skipped TEXT); CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+                         "INSERT INTO files VALUES ('a.py', 1, 2, 'abc', 3, NULL); PRAGMA user_version = 1;")
+    manifest = Manifest(path)
+    try:
+        (entry,) = manifest.entries().values()
+        assert (entry.path, entry.chunks, entry.fallback) == ("a.py", 3, False)
+        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == 2
+    finally:
+        manifest.close()
+
+
+def test_files_chunked_by_line_windows_are_counted_per_language(make_repo):
+    # Mostly one long line: tree-sitter chunks would only repeat it, so the file is cut into windows.
+    inlined = "var data = '" + "x" * 1500 + "';\nfunction f() {\n  return data;\n}\n"
+    root = make_repo({**SOURCE, "web/bundle.js": inlined, "notes.txt": "plain text\n" * 300})
+    summary = services_for(root).indexer().run()
+    assert summary.fallbacks == {"javascript": 1}, "a text file has no grammar to fall back from"
+    assert services_for(root).indexer().status()["fallbacks"] == {"javascript": 1}
+    again = services_for(root).indexer().run()
+    assert again.fallbacks == {"javascript": 1}, "the count is the index's, not this run's"
+
+
+def test_each_index_has_its_own_collection_and_keeps_it(make_repo, tmp_path, monkeypatch):
+    from codeasst.paths import index_dir
+
+    root = make_repo(SOURCE)
+    services_for(root).indexer().run()
+    name = services_for(root).open_store().name
+    assert name == services_for(root).open_store().name
+    identity = (index_dir(root) / "store-id").read_text()
+    assert name.endswith(identity[:16])
+    monkeypatch.setenv("CODEASST_HOME", str(tmp_path / "another-user"))
+    assert services_for(root).open_store().name != name, "same path, another user: another collection"
+
+
+def test_a_switch_of_store_is_a_change_of_fingerprint(make_repo):
+    root = make_repo(SOURCE)
+    local = services_for(root).indexer()
+    server = services_for(root, **{"store.chroma_url": "http://127.0.0.1:9"}).indexer()
+    assert local.fingerprint()["store"] == "embedded"
+    assert server.fingerprint()["store"] == "http://127.0.0.1:9"

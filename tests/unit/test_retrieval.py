@@ -7,10 +7,11 @@ from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.index.store import Hit
 from codeasst.retrieve import lexical
 from codeasst.retrieve.fuse import against_lost_in_the_middle, as_fused, cap_per_file, reciprocal_rank_fusion
-from codeasst.retrieve.pipeline import mentioned_locations, retrieve
+from codeasst.retrieve.pipeline import mentioned_locations
 from codeasst.retrieve.query import analyze, identifiers_in, is_english, parse_reply
 from codeasst.services import build_services
 from codeasst.tasks.ask import check_citations, in_context, render_context
+from codeasst.tasks.search import search
 
 
 def hit(id_: str, path: str = "a.py", start: int = 1, end: int = 5) -> Hit:
@@ -129,7 +130,7 @@ def test_pipeline_fuses_dense_hyde_and_exact_search(make_repo):
     })
     llm = ScriptedLLM([" apply_vat, tax\n", "def add_tax(x):\n    return apply_vat(x)\n"])
     services = build_services(root, {"retrieval.llm_keywords": True}, embedder=HashingEmbedder(), llm=llm)
-    result = retrieve(services, "where is the tax added?", k=3)
+    result = search(services, "where is the tax added?", k=3)
     assert set(result.rankings) == {"dense", "hyde", "rg"}
     assert result.hits[0].hit.path in ("billing/tax.py", "billing/invoice.py")
     assert "rg" in result.hits[0].sources
@@ -151,7 +152,7 @@ def test_piped_context_adds_its_places_as_a_retriever(make_repo):
     llm = ScriptedLLM([" error\n", "raise TypeError()\n"])
     services = build_services(root, embedder=HashingEmbedder(), llm=llm)
     trace = 'Traceback:\n  File "billing/invoice.py", line 2, in invoice_total\nTypeError: bad qty\n'
-    result = retrieve(services, "where is this raised?", context=trace)
+    result = search(services, "where is this raised?", context=trace)
     assert [h.path for h in result.rankings["stdin-places"]] == ["billing/invoice.py"]
     assert result.hits[0].hit.path == "billing/invoice.py"
 
@@ -171,3 +172,30 @@ def test_replies_cut_by_the_token_cap_lose_their_unfinished_part():
     result = analyze(llm, "how does retry work?", "Python", keyword_tokens=3, hyde_tokens=7, llm_keywords=True)
     assert result.keywords == ["retry", "backoff"]
     assert result.hyde == "a = 1\nb = 2"
+
+
+def test_citations_of_dotfiles_verify(make_repo):
+    root = make_repo({".github/ci.yml": "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n"})
+    shown = reciprocal_rank_fusion({"dense": [hit("ci", ".github/ci.yml", 1, 4)]})
+    (citation,) = check_citations(root, "The workflow is in .github/ci.yml:2-4.", shown)
+    assert (citation.path, citation.start_line, citation.end_line, citation.verified) == (".github/ci.yml", 2, 4, True)
+    (citation,) = check_citations(root, "See ./.github/ci.yml:1", shown)
+    assert (citation.path, citation.verified) == (".github/ci.yml", True)
+
+
+def test_codeasst_attaches_citations_for_what_the_answer_names():
+    from codeasst.tasks.ask import attach_citations
+
+    total = Hit("t", "billing/invoice.py", 1, 12, "file", "billing.invoice", "python",
+                "class Invoice:\n    def total(self):\n        return 1\n", 0.0)
+    login = Hit("l", "auth/login.ts", 1, 4, "function", "auth.login", "typescript", "export async function login() {}", 0.0)
+    router = Hit("r", "server/router.go", 3, 5, "function", "server.RegisterRoutes", "go",
+                 "func (s *S) RegisterRoutes(mux *Mux) {}", 0.0)
+    hits = reciprocal_rank_fusion({"dense": [total, login, router]})
+    found = attach_citations("`Invoice.total` adds the tax; RegisterRoutes wires it up.", hits, [])
+    assert [(c.path, c.attached, c.verified) for c in found] == [
+        ("billing/invoice.py", True, True), ("server/router.go", True, True)]
+    assert "Invoice" in found[0].reason and "total" in found[0].reason
+    assert attach_citations("It totals the lines; see auth/login.ts for sign-in.", hits, [])[0].path == "auth/login.ts"
+    written = [c for c in found if c.path == "billing/invoice.py"]
+    assert [c.path for c in attach_citations("Invoice.total", hits, written)] == []

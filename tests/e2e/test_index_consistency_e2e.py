@@ -1,0 +1,76 @@
+"""The index never lies: when the manifest and the vector store disagree, codeasst says so
+(exit 3 for a script) or rebuilds (`codeasst index`), and never answers from an empty
+store as if it were one. Real CLI, embedder and Chroma (embedded and a `chroma run` server)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeasst.paths import index_dir
+from tests.e2e.conftest import assert_one_line_error, free_port, run_cli, run_json, wait_for_port
+from tests.e2e.test_index_e2e import REPO
+
+pytestmark = pytest.mark.slow
+
+QUERY = ("database table of users", "--no-llm", "-k", "1")
+
+
+def test_a_lost_local_store_is_an_error_for_scripts_and_rebuilt_by_index(make_repo):
+    root = make_repo(REPO)
+    built = run_json("index", str(root))
+    shutil.rmtree(index_dir(root) / "chroma")
+
+    proc = run_cli("search", *QUERY, "--json", "-C", str(root), check_rc=None)
+    assert_one_line_error(proc, 3, "the embedded vector store")
+    assert "run `codeasst index` to rebuild it" in proc.stderr and proc.stdout == ""
+    assert "the embedded vector store" in run_json("status", "-C", str(root))["store_problem"]
+
+    again = run_json("index", str(root))
+    assert "vector store" in again["rebuilt"] and again["chunks"] == built["chunks"]
+    assert run_json("search", *QUERY, "-C", str(root))[0]["path"] == "db/schema.sql"
+
+
+def test_moving_to_a_server_and_sharing_it_never_mixes_or_loses_indexes(make_repo, tmp_path):
+    chroma = Path(sys.executable).parent / "chroma"
+    port = free_port()
+    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, 60)
+        root = make_repo(REPO)
+        local = run_json("index", str(root))
+        url = f"http://127.0.0.1:{port}"
+        on_server = {"CODEASST_STORE__CHROMA_URL": url}
+
+        # Switching the store is a change of where the vectors live: the index is rebuilt there.
+        moved = run_json("index", str(root), env=on_server)
+        assert f"store embedded -> {url}" in moved["rebuilt"] and moved["chunks"] == local["chunks"]
+        assert not (index_dir(root) / "chroma").exists()
+        assert run_json("search", *QUERY, "-C", str(root), env=on_server)[0]["path"] == "db/schema.sql"
+
+        # A second user, same checkout path, same server: a collection of their own.
+        other = {**on_server, "CODEASST_HOME": str(tmp_path / "other-user")}
+        run_json("index", str(root), env=other)
+        import chromadb
+
+        client = chromadb.HttpClient(host="127.0.0.1", port=port)
+        counts = {c.name: c.count() for c in client.list_collections()}
+        assert len(counts) == 2 and set(counts.values()) == {local["chunks"]}
+        run_json("index", "--rebuild", str(root), env=other)
+        assert len(client.list_collections()) == 2, "--rebuild drops only its own collection"
+
+        # Someone deletes our collection on the server: a script gets exit 3, not an empty answer.
+        (ours,) = [name for name in counts if name.endswith(
+            (index_dir(root) / "store-id").read_text()[:16])]
+        client.delete_collection(ours)
+        proc = run_cli("search", *QUERY, "--json", "-C", str(root), env=on_server, check_rc=None)
+        assert_one_line_error(proc, 3, f"has no collection {ours}")
+        assert run_json("search", *QUERY, "-C", str(root), env=other)[0]["path"] == "db/schema.sql"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
