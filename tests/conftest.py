@@ -9,14 +9,31 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(autouse=True)
-def codeasst_home(tmp_path_factory, monkeypatch) -> Path:
+@pytest.fixture(scope="session")
+def shared_model_cache(tmp_path_factory) -> Path:
+    """The bundled GGUF joined from its parts and the embedder's ONNX export, made once per
+    test run: each costs seconds, and a suite of end-to-end tests would redo them dozens of
+    times. The tests of making them use directories of their own (see fresh_home)."""
+    return tmp_path_factory.mktemp("shared-model-cache")
+
+
+def fresh_home(tmp_path_factory, monkeypatch, shared: Path | None = None) -> Path:
     home = tmp_path_factory.mktemp("codeasst-home")
     for name in list(os.environ):
         if name.startswith("CODEASST_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("CODEASST_HOME", str(home))
+    if shared is not None:
+        (home / "cache").mkdir()
+        for name in ("models", "embedders"):
+            (shared / name).mkdir(exist_ok=True)
+            (home / "cache" / name).symlink_to(shared / name)
     return home
+
+
+@pytest.fixture(autouse=True)
+def codeasst_home(tmp_path_factory, monkeypatch, shared_model_cache) -> Path:
+    return fresh_home(tmp_path_factory, monkeypatch, shared_model_cache)
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> None:

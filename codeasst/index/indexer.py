@@ -121,6 +121,11 @@ class IndexLock:
         self._fh.close()
 
 
+def _fallbacks(entries: dict[str, Entry]) -> dict[str, int]:
+    """Language -> files cut into line windows although the language has a grammar."""
+    return dict(Counter(chunker.language_for(e.path) for e in entries.values() if e.fallback))
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -175,27 +180,23 @@ class Indexer:
     def has_index(self) -> bool:
         return (self.index_dir / "manifest.sqlite").exists()
 
-    def indexed_files(self) -> list[str]:
-        """The files that hold chunks, as the manifest lists them."""
+    def _entries(self) -> dict[str, Entry]:
+        """The manifest's entries, read without creating a manifest where there is none."""
         if not self.has_index():
-            return []
+            return {}
         manifest = Manifest(self.index_dir / "manifest.sqlite")
         try:
-            return sorted(path for path, entry in manifest.entries().items() if entry.chunks)
+            return manifest.entries()
         finally:
             manifest.close()
 
+    def indexed_files(self) -> list[str]:
+        """The files that hold chunks, as the manifest lists them."""
+        return sorted(path for path, entry in self._entries().items() if entry.chunks)
+
     def verify(self) -> None:
         """Raise IndexMismatch unless the store holds what the manifest lists (opens the store)."""
-        path = self.index_dir / "manifest.sqlite"
-        if not path.exists():
-            return
-        manifest = Manifest(path)
-        try:
-            claimed = sum(e.chunks for e in manifest.entries().values())
-        finally:
-            manifest.close()
-        problem = self.store_problem(claimed)
+        problem = self.store_problem(sum(e.chunks for e in self._entries().values()))
         if problem:
             raise IndexMismatch(problem)
 
@@ -229,7 +230,7 @@ class Indexer:
             "files": sum(1 for e in entries.values() if e.chunks),
             "chunks": chunks,
             "skipped": sum(1 for e in entries.values() if e.skipped),
-            "fallbacks": dict(Counter(chunker.language_for(e.path) for e in entries.values() if e.fallback)),
+            "fallbacks": _fallbacks(entries),
             "store_problem": self.store_problem(chunks) if check_store else None,
             "settings_changed": bool(stored) and json.loads(stored) != self.fingerprint(),
             "stale": asdict(stale),
@@ -341,7 +342,7 @@ class Indexer:
         final = manifest.entries()
         summary.files = sum(1 for e in final.values() if e.chunks)
         summary.chunks = sum(e.chunks for e in final.values())
-        summary.fallbacks = dict(Counter(chunker.language_for(e.path) for e in final.values() if e.fallback))
+        summary.fallbacks = _fallbacks(final)
         # Files skipped for their content stay in the manifest so they are not re-read each run.
         known = {item["path"] for item in summary.skipped}
         summary.skipped += [{"path": e.path, "reason": e.skipped} for e in final.values()

@@ -168,7 +168,6 @@ ROWS = [
     ("tune", "how is a card number checked by doubling every second digit?", "credit_card"),
     ("tune", "which check rejects an address like 192.168.01.1 because of a leading zero?", "ipv4"),
     ("tune", "how is an IBAN checked by moving its first four characters to the end and taking it mod 97?", "iban"),
-    ("tune", "what makes a password strong enough: its length and the kinds of characters?", "password"),
     ("tune", "how do we check a book number whose last character may be an X?", "isbn10"),
     ("tune", "in which years is February 29th a valid date?", "leap_day"),
     ("test", "how is a 13-digit book number validated with alternating weights of one and three?", "isbn13"),
@@ -176,7 +175,6 @@ ROWS = [
     ("test", "how are IPv6 addresses that use a double colon validated?", "ipv6"),
     ("test", "how is a hexadecimal colour code such as #fff or #a1b2c3 checked?", "hex_color"),
     ("test", "which validation makes sure latitude and longitude are within range?", "coordinates"),
-    ("test", "how do we verify that text is well-formed base64?", "base64_text"),
 ]
 
 
@@ -198,16 +196,16 @@ def test_eval_retrieval_ranks_the_right_file_first_among_lookalikes(make_repo, t
 
     report = run_json("eval", "retrieval", str(data))
 
-    assert report["split"] == "all" and report["rows"] == len(ROWS) == 12
+    assert report["split"] == "all" and report["rows"] == len(ROWS) == 10
     assert {"dense", "dense-en", "hyde", "rg", "fused", "fused without hyde"} <= set(report["stages"])
-    assert (report["splits"]["tune"]["rows"], report["splits"]["tune"]["in_sample_rows"]) == (6, 6)
-    assert (report["splits"]["test"]["rows"], report["splits"]["test"]["in_sample_rows"]) == (6, 0)
-    assert report["in_sample_rows"] == 6
+    assert (report["splits"]["tune"]["rows"], report["splits"]["tune"]["in_sample_rows"]) == (5, 5)
+    assert (report["splits"]["test"]["rows"], report["splits"]["test"]["in_sample_rows"]) == (5, 0)
+    assert report["in_sample_rows"] == 5
     fused = report["stages"]["fused"]
     # Out of 33 lookalike files, a ranker that does not read the question gets recall@1 near 1/33.
-    # The shipped pipeline got 11 of 12 first (it ranks ipv4.py above ipv6.py for the IPv6 question)
-    # and all 12 in the top 3, with F1 0.69; the thresholds leave room for two more misses at rank 1.
-    assert fused["recall@1"] >= 0.75, fused
+    # The shipped pipeline got 9 of 10 first (it ranks ipv4.py above ipv6.py for the IPv6 question)
+    # and all 10 in the top 3; the thresholds leave room for two more misses at rank 1.
+    assert fused["recall@1"] >= 0.7, fused
     assert fused["recall@3"] >= 0.9, fused
     assert fused["f1"] >= 0.5, fused
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeasst.paths import index_dir
+from tests.conftest import fresh_home
 from tests.e2e.conftest import assert_one_line_error, free_port, run_cli, run_json, wait_for_port
 from tests.e2e.test_index_e2e import REPO
 
@@ -74,3 +75,49 @@ def test_moving_to_a_server_and_sharing_it_never_mixes_or_loses_indexes(make_rep
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def _in_a_terminal(*args: str, cwd: Path, timeout: float = 300) -> tuple[int, str]:
+    """Run the CLI with stdin, stdout and stderr on a pseudo-terminal, as a person would; the screen's text."""
+    import os
+    import pty
+    import select
+    import time
+
+    from tests.e2e.conftest import CLI
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([*CLI, *args], cwd=cwd, stdin=follower, stdout=follower, stderr=follower,
+                            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"}, close_fds=True)
+    os.close(follower)
+    screen, deadline = b"", time.time() + timeout
+    while time.time() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            screen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    return proc.wait(timeout=30), screen.decode("utf-8", errors="replace")
+
+
+def test_in_a_terminal_a_first_search_says_so_and_a_lost_store_is_rebuilt_with_progress(
+        make_repo, tmp_path_factory, monkeypatch):
+    fresh_home(tmp_path_factory, monkeypatch)  # a first run ever: nothing exported or unpacked yet
+    root = make_repo(REPO)
+    rc, screen = _in_a_terminal("search", *QUERY, cwd=root)
+    assert rc == 0, screen
+    assert "indexing it first" in screen and "building the fast query embedder" in screen
+    assert "Indexing" in screen and "ETA" in screen, "a person sees files, chunks and time left"
+
+    shutil.rmtree(index_dir(root) / "chroma")
+    rc, screen = _in_a_terminal("search", *QUERY, cwd=root)
+    assert rc == 0, screen
+    assert "is gone; rebuilding the index" in screen and "Indexing" in screen
+    assert "db/schema.sql" in screen
