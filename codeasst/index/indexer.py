@@ -177,6 +177,19 @@ class Indexer:
             return f"the manifest lists {claimed:,} chunks but {self.location} holds {held:,}"
         return None
 
+    def _store_stamp(self) -> str | None:
+        """The embedded store's files, with sizes and mtimes. Chroma rewrites them whenever a
+        client opens the store, so an unchanged stamp since the store was last found to match
+        the manifest means nobody has touched it since: a no-op run need not import chromadb
+        (about 1.5 s) to check it again. None for a server, which is always checked."""
+        if self.location != "embedded":
+            return None
+        try:
+            files = sorted((self.index_dir / "chroma").iterdir())
+            return json.dumps([(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in files])
+        except FileNotFoundError:
+            return None
+
     def has_index(self) -> bool:
         return (self.index_dir / "manifest.sqlite").exists()
 
@@ -285,7 +298,9 @@ class Indexer:
             changed = sorted(k for k in wanted if old.get(k) != wanted[k])
             summary.rebuilt = "settings changed: " + ", ".join(f"{k} {old.get(k)} -> {wanted[k]}" for k in changed)
         else:
-            problem = self.store_problem(sum(e.chunks for e in entries.values()), open_store=verify)
+            stamp = manifest.get_meta("store_stamp")
+            check = verify and (stamp is None or stamp != self._store_stamp())
+            problem = self.store_problem(sum(e.chunks for e in entries.values()), open_store=check)
             if problem and self.on_mismatch == "raise":
                 raise IndexMismatch(problem)
             summary.rebuilt = problem
@@ -338,8 +353,13 @@ class Indexer:
         if todo:
             self._write(todo, manifest, summary, entries)
 
-        manifest.set_meta({"updated_at": str(time.time())})
         final = manifest.entries()
+        meta = {"updated_at": str(time.time())}
+        if self._store is not None and self.location == "embedded":
+            # Opened by this run, written by it or checked against the manifest: they agree now.
+            problem = self.store_problem(sum(e.chunks for e in final.values()))
+            meta["store_stamp"] = "" if problem else self._store_stamp() or ""
+        manifest.set_meta(meta)
         summary.files = sum(1 for e in final.values() if e.chunks)
         summary.chunks = sum(e.chunks for e in final.values())
         summary.fallbacks = _fallbacks(final)

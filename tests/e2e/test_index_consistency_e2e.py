@@ -72,6 +72,10 @@ def test_moving_to_a_server_and_sharing_it_never_mixes_or_loses_indexes(make_rep
         proc = run_cli("search", *QUERY, "--json", "-C", str(root), env=on_server, check_rc=None)
         assert_one_line_error(proc, 3, f"has no collection {ours}")
         assert run_json("search", *QUERY, "-C", str(root), env=other)[0]["path"] == "db/schema.sql"
+        # The hint's command mends it, although no file changed.
+        mended = run_json("index", str(root), env=on_server)
+        assert f"has no collection {ours}" in mended["rebuilt"] and mended["chunks"] == local["chunks"]
+        assert run_json("search", *QUERY, "-C", str(root), env=on_server)[0]["path"] == "db/schema.sql"
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -10,7 +10,7 @@ from chromadb.api.client import SharedSystemClient
 
 from codeasst.backends.fake import HashingEmbedder
 from codeasst.errors import IndexCorrupt, IndexLocked
-from codeasst.index.indexer import IndexLock
+from codeasst.index.indexer import IndexLock, IndexMismatch
 from codeasst.services import build_services
 
 SOURCE = {
@@ -167,3 +167,25 @@ def test_a_switch_of_store_is_a_change_of_fingerprint(make_repo):
     server = services_for(root, **{"store.chroma_url": "http://127.0.0.1:9"}).indexer()
     assert local.fingerprint()["store"] == "embedded"
     assert server.fingerprint()["store"] == "http://127.0.0.1:9"
+
+
+def test_a_store_that_lost_chunks_is_caught_and_an_untouched_one_is_not_reopened(make_repo):
+    root = make_repo(SOURCE)
+    built = services_for(root).indexer().run(verify=True)
+
+    quiet = services_for(root).indexer()
+    assert quiet.run(verify=True).rebuilt is None
+    assert quiet._store is None, "a store nobody touched since it was last checked is not reopened"
+
+    store = services_for(root).open_store()
+    store.delete_paths(["app/models.py"])  # behind codeasst's back: the manifest still lists them
+    SharedSystemClient.clear_system_cache()
+    checked = services_for(root).indexer()
+    summary = checked.run(verify=True)
+    assert summary.rebuilt.endswith(f"lists {built.chunks} chunks but embedded holds {built.chunks - 1}")
+    assert summary.chunks == built.chunks == services_for(root).open_store().count()
+
+    services_for(root).open_store().delete_paths(["web/main.ts"])
+    SharedSystemClient.clear_system_cache()
+    with pytest.raises(IndexMismatch):
+        services_for(root).indexer(on_mismatch="raise").run(verify=True)
