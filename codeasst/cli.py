@@ -128,9 +128,9 @@ def index(
     try:
         if progress:
             with progress:
-                summary = services.indexer(progress).run(rebuild=rebuild)
+                summary = services.indexer(progress).run(rebuild=rebuild, verify=True)
         else:
-            summary = services.indexer().run(rebuild=rebuild)
+            summary = services.indexer().run(rebuild=rebuild, verify=True)
     except KeyboardInterrupt:
         _note("interrupted; the index is consistent and the next run resumes where this one stopped")
         raise typer.Exit(130) from None
@@ -241,6 +241,8 @@ def fix(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Mechanical fixes only; no model.")] = False,
     rounds: Annotated[int | None, typer.Option("--rounds", min=1, help="Model attempts per function.")] = None,
     try_syntax: Annotated[bool, typer.Option("--try-syntax", help="Let the model try to repair a syntax error.")] = False,
+    remove_unused_imports: Annotated[bool, typer.Option(
+        "--remove-unused-imports", help="Remove unused imports even where they may be re-exports (API).")] = False,
     repo: RepoOption = Path("."),
     model: ModelOption = None,
     as_json: JsonOption = False,
@@ -250,7 +252,8 @@ def fix(
 
     services = _services(start_dir(files, repo), model=model, about_repo=False)
     options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None,
-                           try_syntax=True if try_syntax else None)
+                           try_syntax=True if try_syntax else None,
+                           remove_unused_imports=True if remove_unused_imports else None)
 
     def render(outcome: Outcome) -> None:
         result = outcome.result
@@ -438,6 +441,41 @@ def eval_fix(
     services = _services(Path("."), model=model, about_repo=False)
     chosen = [name.strip() for name in systems.split(",") if name.strip()]
     report = evaluate(services, data.resolve(), systems=chosen, limit=limit, out=out)
+    if as_json:
+        _emit_json(report.to_json())
+    else:
+        typer.echo("\n".join(report.lines()))
+
+
+@eval_app.command("fix-modules")
+def eval_fix_modules(
+    data: Annotated[Path, typer.Argument(help="A TOML set of packages and files (tests/data/fix/modules.toml), "
+                                         "or a directory of .py files.")],
+    systems: Annotated[str, typer.Option(
+        "--systems", help="Comma-separated: none (the files unchanged), autopep8, ruff, pipeline.")] = (
+        "none,autopep8,ruff,pipeline"),
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Run the pipeline without the model.")] = False,
+    only: Annotated[str | None, typer.Option("--only", help="Comma-separated package names or files.")] = None,
+    no_tests: Annotated[bool, typer.Option("--no-tests", help="Skip the packages' own tests.")] = False,
+    test_timeout: Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds per test run.")] = 300.0,
+    out: Annotated[Path | None, typer.Option("--out", help="Write per-file results here (JSONL).")] = None,
+    keep: Annotated[Path | None, typer.Option("--keep", help="Write each fixed file to DIR/SYSTEM/PACKAGE/FILE.")] = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Clean, public names, docs and tests kept when fix and its baselines fix real modules."""
+    from codeasst.console import stderr_is_tty
+    from codeasst.evals.fix_modules import FileResult, evaluate
+
+    def progress(number: int, total: int, r: FileResult) -> None:
+        if stderr_is_tty():
+            typer.echo(f"[{number}/{total}] {r.file} {r.system}: {r.left} of {r.before} left, "
+                       f"{r.seconds:.1f} s", err=True)
+
+    services = _services(Path("."), model=model, about_repo=False)
+    report = evaluate(services, data.resolve(), systems=[s.strip() for s in systems.split(",") if s.strip()],
+                      use_llm=not no_llm, only=[s.strip() for s in (only or "").split(",") if s.strip()],
+                      run_tests=not no_tests, test_timeout_s=test_timeout, out=out, keep=keep, progress=progress)
     if as_json:
         _emit_json(report.to_json())
     else:

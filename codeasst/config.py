@@ -135,6 +135,10 @@ class FixSettings(_Section):
     max_unit_lines: int = 120
     """Longest function shown to the model whole; longer ones are sent in parts."""
 
+    remove_unused_imports: bool = False
+    """Let fixes remove unused imports that may be re-exports (every one in an __init__.py, public
+    names in a package's modules); by default they stay, marked `# noqa: F401`."""
+
 
 class LLMSettings(_Section):
     model: str = "bundled"

@@ -25,6 +25,11 @@ one-to-one renaming of exactly the flagged names within each function.
 Anything else (pyflakes F-codes, E731, E721, plugins' codes) is SEMANTIC: the AST
 may change, but only in the statements flake8 flagged, and the file must parse
 and lint better. What these fixes mean is checked by the user's tests, not here.
+
+Whatever the class, a fix keeps what the AST does not show or a module's users
+rely on (verify.py): its public top-level names (F401 may not remove an import
+that may be a re-export unless the user allows it), and the words and form of
+its comments and docstrings.
 """
 
 from __future__ import annotations

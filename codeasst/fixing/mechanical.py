@@ -7,13 +7,17 @@
 - Our own rewrites, where autopep8 does nothing or does the wrong thing:
   E711/E712 (`== None` to `is None`, `== True` to `is True`); E722 (a bare
   except is `except BaseException`, exactly); F401 (drop an unused import, but
-  never in `__init__.py`, from `__future__`, when listed in `__all__`, or in a
-  try block probing for an optional module); E741 (rename `l`/`O`/`I`
+  never from `__future__`, when listed in `__all__`, or in a try block probing
+  for an optional module; a re-export, see verify.Namespace, is marked
+  `# noqa: F401` instead); E741 (rename `l`/`O`/`I`
   consistently in their scope, see renames.py); F841 (drop an unused assignment
   whose right side has no effects, else keep the right side as a statement);
   E731 (`f = lambda x: e` becomes a def; only `f.__name__` changes);
-  E501 on comments (wrap a long comment line, or move a trailing comment up)
-  and on code (wrap.py: split along brackets, never with backslashes).
+  E501 on comments (wrap a long comment line, carrying words on into the rest
+  of its paragraph, each line keeping the prefix, `#` or `#:`; or move a
+  trailing comment up) and on code (wrap.py: split along brackets, never with
+  backslashes). Pragma, `# type:` and `# noqa` comments are never moved or
+  wrapped, and autopep8 may not respell `#:` as `# :`.
 
 Each function returns a candidate text or None; the pipeline verifies every one.
 """
@@ -30,6 +34,17 @@ import tokenize
 
 from codeasst.fixing.codes import AUTOPEP8_UNSAFE
 from codeasst.fixing.edits import Edit, apply_edits, block_of, char_col, delete_statement, parents
+from codeasst.fixing.verify import (
+    LIBRARY,
+    NOQA,
+    PRAGMA,
+    Namespace,
+    binding,
+    comment_kind,
+    exported_names,
+    flagged_imports,
+    module_scope,
+)
 from codeasst.fixing.wrap import wrap_statement
 from codeasst.lint import Diagnostic
 
@@ -58,7 +73,26 @@ def autopep8_fix(text: str, codes: set[str], max_line_length: int) -> str | None
 
     fixed = autopep8.fix_code(text, options={"select": sorted(codes), "aggressive": 2,
                                              "max_line_length": max_line_length})
+    fixed = _keep_comment_forms(text, fixed)
     return fixed if fixed != text else None
+
+
+def _keep_comment_forms(text: str, fixed: str) -> str:
+    """Undo autopep8's E262/E265 respelling where it changes a comment's kind: `#:doc` is Sphinx's
+    attribute documentation, and `# :doc` is not. It keeps the space pycodestyle asks for: `#: doc`."""
+    try:
+        before = [t for t in _tokens(text) if t.type == tokenize.COMMENT]
+        after = [t for t in _tokens(fixed) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return fixed
+    if len(before) != len(after):
+        return fixed  # comments came or went: nothing to pair them by (verify judges the result)
+    edits = []
+    for old, new in zip(before, after, strict=True):
+        (kind, body), (new_kind, _) = comment_kind(old.string), comment_kind(new.string)
+        if kind != new_kind:
+            edits.append(Edit(new.start[0], new.start[1], new.end[0], new.end[1], f"{kind} {body.strip()}".rstrip()))
+    return apply_edits(fixed, edits) if edits else fixed
 
 
 def _tokens(text: str) -> list[tokenize.TokenInfo]:
@@ -91,15 +125,6 @@ def fix_bare_except(text: str, diagnostics: list[Diagnostic]) -> str | None:
     return apply_edits(text, edits) if edits else None
 
 
-def _import_names(node: ast.Import | ast.ImportFrom) -> list[str]:
-    """How pyflakes names each alias in its messages."""
-    if isinstance(node, ast.Import):
-        return [a.name + (f" as {a.asname}" if a.asname else "") for a in node.names]
-    module = "." * node.level + (node.module or "")
-    sep = "" if module.endswith(".") else "."
-    return [f"{module}{sep}{a.name}" + (f" as {a.asname}" if a.asname else "") for a in node.names]
-
-
 def _probes_optional_module(node: ast.AST, parent_map: dict) -> bool:
     """Inside `try:` with an ImportError handler, an import tests for a module: removing it changes that."""
     child, parent = node, parent_map.get(node)
@@ -113,53 +138,108 @@ def _probes_optional_module(node: ast.AST, parent_map: dict) -> bool:
     return False
 
 
-def _exported(tree: ast.Module) -> set[str]:
-    for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
-                return {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)
-                        and isinstance(c.value, str)}
-    return set()
+def _limit_for(text: str, diagnostics: list[Diagnostic]) -> int:
+    """The line limit a fix must keep: flake8's when it reports E501, else the longest line there is
+    (every line is within the project's limit then, whatever it is)."""
+    if any(d.code == "E501" for d in diagnostics):
+        return line_limit(diagnostics)
+    return max([79, *map(len, text.splitlines())])
 
 
-def fix_unused_imports(text: str, tree: ast.Module, diagnostics: list[Diagnostic], filename: str) -> str | None:
-    if filename.endswith("__init__.py"):
-        return None  # an __init__ imports to re-export
-    unused = {(d.line, m.group(1)) for d in diagnostics if d.code == "F401"
-              and (m := re.match(r"'(.+?)' imported but unused", d.message))}
-    if not unused:
+def _with_noqa(line: str, comment_col: int | None) -> str | None:
+    """`line` with F401 added to its noqa comment (the comment at `comment_col`), or `  # noqa: F401`
+    appended; None where no comment can go (after a backslash continuation)."""
+    noqa = NOQA.search(line, comment_col) if comment_col is not None else None
+    if noqa and not noqa["codes"]:
+        return line  # a bare noqa silences it already
+    if noqa:
+        at = noqa.start("codes") + len(noqa["codes"].rstrip(", \t"))
+        return line[:at] + ",F401" + line[at:]
+    if line.rstrip().endswith("\\"):
         return None
-    exported = _exported(tree)
+    return line.rstrip() + "  # noqa: F401"
+
+
+def _marked_reexport(lines: list[str], comments: dict[int, int], node: ast.Import | ast.ImportFrom,
+                     keep: list[ast.alias], limit: int) -> Edit | None:
+    """The statement with only the `keep` aliases and `# noqa: F401` on its first line, where flake8
+    reports F401: the one re-export form pyflakes honours (it does not read `import x as x` as
+    one), and it changes no code. Too long for the line, a one-line `from` import goes in brackets.
+    `comments` maps a line to the column of its comment."""
+    first_row, last_row = node.lineno, node.end_lineno or node.lineno
+    first, last = lines[first_row - 1], lines[last_row - 1]
+    start, end = char_col(first, node.col_offset), char_col(last, node.end_col_offset or 0)
+    head, tail = first[:start], last[end:].rstrip("\r\n")
+    if head.strip() or tail.strip()[:1] not in ("", "#"):
+        return None  # shares its line with another statement
+    if keep == node.names:
+        line, last_row, col = first.rstrip("\r\n"), first_row, comments.get(first_row)  # its layout kept
+    elif any((first_row, start) < (row, col) < (last_row, end) for row, col in comments.items()):
+        return None  # rebuilding it would lose the comments between its names
+    else:
+        rebuilt = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "names": keep})
+        line = head + ast.unparse(rebuilt)
+        col = len(line) + comments[last_row] - end if comments.get(last_row, -1) >= end else None
+        line += tail
+    marked = _with_noqa(line, col)
+    if marked is None:
+        return None
+    if len(marked) <= limit:
+        return Edit(first_row, 0, last_row, len(lines[last_row - 1].rstrip("\r\n")), marked)
+    if not isinstance(node, ast.ImportFrom) or tail.strip() or node.end_lineno != first_row:
+        return None
+    names = [a.name + (f" as {a.asname}" if a.asname else "") for a in keep]
+    body = textwrap.wrap(", ".join(names) + ",", limit - len(head) - 4, break_long_words=False,
+                         break_on_hyphens=False)
+    text = "\n".join([f"{head}from {'.' * node.level}{node.module or ''} import (  # noqa: F401",
+                      *(f"{head}    {part}" for part in body), f"{head})"])
+    if max(map(len, text.splitlines())) > limit:
+        return None
+    return Edit(first_row, 0, first_row, len(first.rstrip("\r\n")), text)
+
+
+def fix_unused_imports(text: str, tree: ast.Module, diagnostics: list[Diagnostic],
+                       namespace: Namespace = LIBRARY) -> str | None:
+    """F401: drop an unused import, or mark one that `namespace` takes as a re-export."""
+    flagged = list(flagged_imports(tree, diagnostics))
+    if not flagged:
+        return None
+    exported = exported_names(tree)
+    top = {id(n) for n in module_scope(tree)}
+    limit = _limit_for(text, diagnostics)
     parent_map = parents(tree)
     lines = text.splitlines(keepends=True)
+    comments = {t.start[0]: t.start[1] for t in _tokens(text) if t.type == tokenize.COMMENT}
     edits = []
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.Import, ast.ImportFrom)):
+    for node, aliases in flagged:
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if future or _probes_optional_module(node, parent_map):
             continue
-        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            continue
-        if _probes_optional_module(node, parent_map):
-            continue
-        span = range(node.lineno, (node.end_lineno or node.lineno) + 1)
-        drop = [a for a, name in zip(node.names, _import_names(node), strict=True)
-                if any((row, name) in unused for row in span)
-                and (a.asname or a.name.split(".")[0]) not in exported and a.name != "*"]
-        if not drop:
-            continue
+        aliases = [a for a in aliases if binding(a) not in exported and a.name != "*"]
+        reexports = [a for a in aliases if id(node) in top and namespace.is_reexport(binding(a), tree)]
+        drop = [a for a in aliases if a not in reexports]
         keep = [a for a in node.names if a not in drop]
-        if keep:
-            rebuilt = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "names": keep})
-            start, end = char_col(lines[node.lineno - 1], node.col_offset), node.end_col_offset or 0
-            end = char_col(lines[(node.end_lineno or node.lineno) - 1], end)
-            edits.append(Edit(node.lineno, start, node.end_lineno or node.lineno, end, ast.unparse(rebuilt)))
-        elif (edit := delete_statement(lines, node, block_of(node, parent_map))) is not None:
+        if reexports:
+            edit = _marked_reexport(lines, comments, node, keep, limit)
+        elif keep:
+            edit = _rebuilt(lines, node, keep)
+        else:
+            edit = delete_statement(lines, node, block_of(node, parent_map))
+        if edit is not None:
             edits.append(edit)
     if not edits:
         return None
     fixed = apply_edits(text, edits)
     # The blank lines that separated a removed first import from the code would now open the file.
     return fixed.lstrip("\n") if text[:1] != "\n" else fixed
+
+
+def _rebuilt(lines: list[str], node: ast.Import | ast.ImportFrom, keep: list[ast.alias]) -> Edit:
+    """The statement with only the `keep` aliases."""
+    rebuilt = type(node)(**{**{f: getattr(node, f) for f in node._fields}, "names": keep})
+    start, end = char_col(lines[node.lineno - 1], node.col_offset), node.end_col_offset or 0
+    end = char_col(lines[(node.end_lineno or node.lineno) - 1], end)
+    return Edit(node.lineno, start, node.end_lineno or node.lineno, end, ast.unparse(rebuilt))
 
 
 def _has_effects(node: ast.expr) -> bool:
@@ -207,30 +287,104 @@ def fix_unused_variables(text: str, tree: ast.Module, diagnostics: list[Diagnost
     return apply_edits(text, edits) if edits else None
 
 
+_LIST_ITEM = re.compile(r"([-*+]|\d+[.)])\s")
+
+
+def _prose(comment: str) -> tuple[str, str] | None:
+    """(prefix, text) of a comment that may be re-wrapped, `#: Doc.` is ("#:", "Doc."); None for a
+    pragma, `# type:` or noqa comment, whose form is its meaning, and for text laid out by hand
+    (indented past the prefix: code, a table)."""
+    if PRAGMA.match(comment) or NOQA.search(comment):
+        return None
+    prefix = re.match(r"#+:?", comment).group(0)
+    text = comment[len(prefix):]
+    text = text[1:] if text[:1] == " " else text
+    return None if text[:1].isspace() else (prefix, text.rstrip())
+
+
+def _fill(words: list[str], width: int) -> tuple[list[str], list[str]]:
+    """The words that fit on one line of `width` (at least one), and the rest."""
+    used = -1
+    for i, word in enumerate(words):
+        used += len(word) + 1
+        if i and used > width:
+            return words[:i], words[i:]
+    return words, []
+
+
+def _balanced(words: list[str], width: int) -> list[list[str]]:
+    """`words` on as few lines of `width` as greedy filling needs, but of even length, so the last
+    line is not a stray word or two (`# hooks`)."""
+    def fill(w: int) -> list[list[str]]:
+        rest, out = words, []
+        while rest:
+            line, rest = _fill(rest, w)
+            out.append(line)
+        return out
+
+    best = fill(width)
+    low = max(map(len, words))
+    while low < width:  # the narrowest width that still needs no more lines
+        mid = (low + width) // 2
+        if len(fill(mid)) <= len(best):
+            width = mid
+        else:
+            low = mid + 1
+    return fill(width)
+
+
 def fix_long_comments(text: str, diagnostics: list[Diagnostic], limit: int) -> str | None:
-    """E501 on comments: wrap a comment line, or move a trailing comment above its line."""
+    """E501 on comments: wrap a comment line, or move a trailing comment above its line.
+
+    Words that no longer fit are carried into the next line of the same paragraph (same column,
+    same prefix, prose), so a wrap never leaves a stray `# to`; every line keeps the prefix, so
+    `#:` documentation stays documentation. A word longer than a line (a URL) is never broken."""
     rows = {d.line for d in diagnostics if d.code == "E501"}
-    comments = {tok.start[0]: tok for tok in _tokens(text) if tok.type == tokenize.COMMENT and tok.start[0] in rows}
+    comments = {tok.start[0]: tok for tok in _tokens(text) if tok.type == tokenize.COMMENT}
     lines = text.splitlines(keepends=True)
-    edits = []
-    for row, tok in comments.items():
-        line = lines[row - 1]
-        code, comment = line[: tok.start[1]], tok.string
-        indent = line[: len(line) - len(line.lstrip())]
-        body = comment.lstrip("#").strip()
-        if comment.startswith("#!") or re.match(r"#\s*(noqa|type:|pragma)", comment):
+
+    def follows(row: int, col: int, prefix: str, after: str) -> list[str] | None:
+        """The words of `row` if it goes on with the paragraph of a comment at `col` with `prefix`
+        whose line before ended with the word `after`."""
+        tok = comments.get(row)
+        if tok is None or tok.start[1] != col or lines[row - 1][:col].strip():
+            return None
+        prose = _prose(tok.string)
+        if prose is None or prose[0] != prefix or not prose[1] or _LIST_ITEM.match(prose[1]):
+            return None  # another kind of comment, a blank line or a list item: a new paragraph
+        if after.endswith((".", "!", "?", ":")) and prose[1][0].isupper():
+            return None  # a sentence that starts on a line of its own
+        return prose[1].split()
+
+    edits, done = [], set()
+    for row in sorted(rows & comments.keys()):
+        tok, line = comments[row], lines[row - 1]
+        prose = _prose(tok.string)
+        if row in done or prose is None or (row == 1 and tok.string.startswith("#!")):
             continue
-        width = max(limit - len(indent) - 2, 20)
-        wrapped = textwrap.wrap(body, width, break_long_words=False, break_on_hyphens=False) or [""]
-        if any(len(indent) + 2 + len(w) > limit for w in wrapped):
-            continue  # a single word (a URL) longer than the limit: nothing honest to do
-        block = "".join(f"{indent}# {w}\n" for w in wrapped)
+        prefix, words = prose[0], prose[1].split()
+        code = line[: tok.start[1]]
+        indent = line[: len(line) - len(line.lstrip())] if code.strip() else code
+        width = limit - len(indent) - len(prefix) - 1
+        if not words or width < 20 or any(len(w) > width for w in words):
+            continue  # a word (a URL) longer than the line: nothing honest to do
         if code.strip():
             if len(code.rstrip()) > limit:
                 continue
+            block = "".join(f"{indent}{prefix} {' '.join(w)}\n" for w in _balanced(words, width))
             edits.append(Edit(row, 0, row + 1, 0, block + code.rstrip() + "\n"))
-        else:
-            edits.append(Edit(row, 0, row + 1, 0, block))
+            continue
+        block, last, carry = [], row, []
+        while True:
+            first, carry = _fill(carry + words, width)
+            done.add(last)
+            nxt = follows(last + 1, len(indent), prefix, words[-1]) if carry else None
+            if nxt is None or any(len(w) > width for w in nxt):
+                block.extend(_balanced(first + carry, width))  # the paragraph ends: new lines for the rest
+                break
+            block.append(first)
+            last, words = last + 1, nxt
+        edits.append(Edit(row, 0, last + 1, 0, "".join(f"{indent}{prefix} {' '.join(w)}\n" for w in block)))
     return apply_edits(text, edits) if edits else None
 
 

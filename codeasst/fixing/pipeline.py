@@ -18,14 +18,12 @@ from codeasst.fixing import mechanical, renames, syntax
 from codeasst.fixing.codes import AUTOPEP8_UNSAFE, CodeClass, classify
 from codeasst.fixing.source import SourceFile
 from codeasst.fixing.units import Unit, add_imports, ask_for_code, extract_code, group_by_unit, splice
-from codeasst.fixing.verify import State, lines_inside_strings, verify
+from codeasst.fixing.verify import Namespace, State, lines_inside_strings, verify
 from codeasst.lint import Diagnostic, Linter
 
 # Whitespace flake8 flags inside a multi-line string is part of the string's value.
 _VALUE_WHITESPACE = frozenset({"W291", "W293", "W191", "E101"})
 _HINTS = {
-    "E501": "Lines must be at most {limit} characters: break long lines inside brackets, "
-            "or split a long string into adjacent string literals.",
     "E741": "Rename each variable called l, O or I to a descriptive name, everywhere it is used.",
     "F841": "Remove the unused variable; keep any call on its right-hand side as a statement.",
     "F821": "Import, define or correct the spelling of the undefined name.",
@@ -34,6 +32,23 @@ _HINTS = {
 
 
 _ONE_BY_ONE = 40  # lines retried one at a time when a fix of all of them together is refused
+# What the model is not asked about, because no answer could pass verification without changing what the
+# code does: each call costs tens of seconds on a CPU, and the answer would be rejected. E501 is not
+# asked about either: the wrapper (wrap.py) has tried every layout that keeps the AST, which is all the
+# model may change for it (see _long_line_reason).
+_LONE_STRING = re.compile(r"""\s*[rRbBuUfF]{0,2}('|")[^\n]*\1\s*$""")
+_NOT_FOR_MODEL = {
+    "F401": "removing the import could change what the module offers or does (a re-export, or a probe for "
+            "an optional module)",
+    "E402": "moving an import changes the order in which the module runs",
+    "C901": "lowering the complexity needs a refactoring, which fix does not attempt",
+    "F403": "a star import: which names it brings is not known here",
+    "F405": "the name may come from a star import: which names it brings is not known here",
+}
+# Python 2's builtins: in code written for both Pythons an undefined `unicode` sits on a Python 2 path,
+# and any replacement changes what that path does.
+_PY2_BUILTINS = frozenset({"unicode", "basestring", "long", "xrange", "raw_input", "unichr", "file", "reduce",
+                           "cmp", "execfile", "buffer", "apply", "intern", "coerce", "reload", "StandardError"})
 
 
 class SourceSyntaxError(CodeasstError):
@@ -53,6 +68,7 @@ class FixOptions:
     max_unit_lines: int = 120  # longest function shown whole to the model
     use_llm: bool = True
     try_syntax: bool = False  # let the model try to repair a syntax error (refused by default)
+    remove_unused_imports: bool = False  # let F401 fixes drop imports that may be re-exports (verify.Namespace)
 
 
 @dataclass(frozen=True)
@@ -125,16 +141,20 @@ class _Run:
                  filename: str, encoding: str) -> None:
         self.state, self.linter, self.llm, self.options = state, linter, llm, options
         self.filename, self.encoding = filename, encoding
+        # Where the linter takes the text to be (stdin: stdin.py at the root) tells a package's module.
+        self.namespace = Namespace.of(linter.cwd / linter.display_name, state.tree, options.remove_unused_imports)
         self.changes: list[Change] = []
         self.rejected: list[Rejection] = []
         self.llm_calls = 0
         self.last_reason: dict[tuple[str, str], str] = {}
+        self.answers: dict[tuple[str, str], set[str]] = {}  # each unit's rejected candidates
+        self.given_up: set[tuple[str, str]] = set()  # units whose retry repeated a rejected answer
 
     def attempt(self, stage: str, candidate: str | None, codes: set[str], where: str, note: str = "") -> bool:
         if candidate is None:
             return False
         targeted = [d for d in self.state.diagnostics if d.code in codes]
-        verdict = verify(self.state, candidate, targeted, self.linter, self.encoding)
+        verdict = verify(self.state, candidate, targeted, self.linter, self.encoding, self.namespace)
         if not verdict.ok:
             self.rejected.append(Rejection(stage, where, verdict.reason))
             return False
@@ -161,7 +181,7 @@ class _Run:
             ({"E731"}, lambda: mechanical.fix_lambda_assignments(self.state.text, self.state.tree,
                                                                 self.state.diagnostics)),
             ({"F401"}, lambda: mechanical.fix_unused_imports(self.state.text, self.state.tree,
-                                                            self.state.diagnostics, self.filename)),
+                                                            self.state.diagnostics, self.namespace)),
             ({"F841"}, lambda: mechanical.fix_unused_variables(self.state.text, self.state.tree,
                                                               self.state.diagnostics)),
             ({"E501"}, lambda: mechanical.fix_long_comments(self.state.text, self.state.diagnostics, limit)),
@@ -223,7 +243,31 @@ class _Run:
 
     def for_model(self) -> list[Diagnostic]:
         inside = lines_inside_strings(self.state.text)
-        return [d for d in self.state.diagnostics if not (d.code in _VALUE_WHITESPACE and d.line in inside)]
+        return [d for d in self.state.diagnostics if self._not_for_model(d, inside) is None]
+
+    def _not_for_model(self, diag: Diagnostic, inside: set[int]) -> str | None:
+        """Why the model is not asked about `diag` (None: it is)."""
+        if diag.code in _VALUE_WHITESPACE and diag.line in inside:
+            return "inside a multi-line string: removing it would change the string's value"
+        if diag.code == "E501":
+            return self._long_line_reason(diag, inside)
+        if diag.code == "F821" and (name := re.match(r"undefined name '(\w+)'", diag.message)) \
+                and name.group(1) in _PY2_BUILTINS:
+            return f"'{name.group(1)}' is a Python 2 builtin, for code that runs on both: replacing it would " \
+                "change what the code does on Python 2"
+        return _NOT_FOR_MODEL.get(diag.code)
+
+    def _long_line_reason(self, diag: Diagnostic, inside: set[int]) -> str:
+        lines = self.state.text.splitlines()
+        line = lines[diag.line - 1] if diag.line <= len(lines) else ""
+        if diag.line in inside:
+            return "inside a multi-line string (a docstring): wrapping it would change the string's value"
+        if line.lstrip().startswith("#"):
+            return "a comment that cannot be wrapped (a word longer than the limit, or a directive)"
+        if _LONE_STRING.match(line):
+            return "a docstring on one line: wrapping its text would change the string's value"
+        return "cannot be wrapped without changing behaviour: no layout of the statement fits (a string, name " \
+            "or comment too long to split)"
 
     def model_rounds(self) -> None:
         if self.llm is None or not self.options.use_llm:
@@ -233,7 +277,7 @@ class _Run:
             while True:
                 lines = self.state.text.splitlines()
                 groups = group_by_unit(self.state.tree, self.for_model(), self.options.max_unit_lines)
-                pending = [(u, ds) for u, ds in groups if self._key(u, lines) not in tried]
+                pending = [(u, ds) for u, ds in groups if self._key(u, lines) not in tried | self.given_up]
                 if not pending:
                     break
                 unit, diags = pending[0]
@@ -262,7 +306,7 @@ class _Run:
         self.llm_calls += 1
         extracted = extract_code(reply, unit)
         if extracted is None:
-            self.last_reason[key] = "it held no code"
+            self._rejected(key, "it held no code", reply)
             self.rejected.append(Rejection("model", unit.name, "the answer held no code"))
             return
         candidate = splice(self.state.text, unit, extracted.code, margin)
@@ -274,22 +318,34 @@ class _Run:
                 pass  # the splice itself does not parse: verify says so
         before = len(self.rejected)
         if not self.attempt("model", candidate, {d.code for d in diags}, unit.name):
-            self.last_reason[key] = self.rejected[before].reason if len(self.rejected) > before else "rejected"
+            self._rejected(key, self.rejected[before].reason if len(self.rejected) > before else "rejected", candidate)
+
+    def _rejected(self, key: tuple[str, str], reason: str, answer: str) -> None:
+        """Remember why; a retry that repeats a rejected answer, or is rejected for the same reason, shows
+        that telling the model why does not help it, so the unit is not asked again."""
+        seen = self.answers.setdefault(key, set())
+        if answer in seen or self.last_reason.get(key) == reason:
+            self.given_up.add(key)
+        seen.add(answer)
+        self.last_reason[key] = reason
 
     def reasons(self) -> dict[Diagnostic, str]:
         inside = lines_inside_strings(self.state.text)
         why = {}
         for diag in self.state.diagnostics:
-            if diag.code in _VALUE_WHITESPACE and diag.line in inside:
-                why[diag] = "inside a multi-line string: removing it would change the string's value"
+            if (reason := self._not_for_model(diag, inside)) is not None:
+                why[diag] = reason
             elif self.llm is None or not self.options.use_llm:
                 why[diag] = "no deterministic fix applies; the model was not used"
             else:
                 unit = group_by_unit(self.state.tree, [diag], self.options.max_unit_lines)[0][0]
                 lines = self.state.text.splitlines()
-                reason = self.last_reason.get(self._key(unit, lines))
+                key = self._key(unit, lines)
+                reason = self.last_reason.get(key)
                 why[diag] = f"every fix was rejected; the last because {reason}" if reason else \
                     "no verified fix was found"
+                if key in self.given_up:
+                    why[diag] += " (a retry repeated the mistake, so the model was not asked again)"
         return why
 
 

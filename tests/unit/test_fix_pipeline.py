@@ -116,9 +116,11 @@ def test_the_model_fixes_what_rules_cannot_and_a_bad_answer_is_retried(linter):
 ])
 def test_rejected_answers_leave_the_code_as_it_was(linter, reply):
     result = run(TYPO, linter, ScriptedLLM([reply] * 3))
-    assert result.fixed == TYPO and not result.clean and result.llm_calls == 3
+    # The retry repeats the rejected answer: a third try, told the same, would too.
+    assert result.fixed == TYPO and not result.clean and result.llm_calls == 2
     (remaining,) = result.after
     assert remaining.code == "F821" and "rejected" in result.reasons[remaining]
+    assert "not asked again" in result.reasons[remaining]
 
 
 def test_the_best_partial_result_is_kept_when_one_function_stays_unfixed(linter):
@@ -127,7 +129,7 @@ def test_the_best_partial_result_is_kept_when_one_function_stays_unfixed(linter)
     assert [d.code for d in result.after] == ["F821"]
     assert result.fixed.startswith(GOOD)
     assert "return defualt" in result.fixed.split("def smallest")[1]
-    assert result.llm_calls == 4  # the fixed unit is not asked again
+    assert result.llm_calls == 3  # the fixed unit is not asked again, the other not after repeating itself
 
 
 def test_only_the_function_around_the_diagnostic_is_sent(linter):
@@ -192,3 +194,53 @@ def test_long_lines_are_wrapped_without_changing_what_they_mean(linter):
     assert result.clean, result.after
     assert ast.dump(ast.parse(result.fixed)) == ast.dump(ast.parse(source))
     assert max(len(line) for line in result.fixed.splitlines()) <= 79
+
+
+TWO_TYPOS = """\
+def clamp(value, low, high):
+    if value < low:
+        return lwo
+    if value > high:
+        return hihg
+    return value
+"""
+
+
+def test_one_call_per_function_carries_all_its_diagnostics(linter):
+    llm = ScriptedLLM([fenced(TWO_TYPOS.replace("lwo", "low").replace("hihg", "high"))])
+    result = run(TWO_TYPOS, linter, llm)
+    assert result.clean and result.llm_calls == 1
+    assert "undefined name 'lwo' in 3 line" in llm.history[0] and "undefined name 'hihg' in 5 line" in llm.history[0]
+
+
+def test_long_lines_the_wrapper_cannot_wrap_are_not_sent_to_the_model(linter):
+    url = "https://example.com/a/very/long/path/that/cannot/be/split/anywhere/at/all/x"
+    source = f"def link():\n    return '{url}'\n\n\n" + TYPO
+    llm = ScriptedLLM([fenced(GOOD)])  # one answer only: asking about the URL fails the test
+    result = run(source, linter, llm)
+    assert result.llm_calls == 1 and "E501" not in llm.history[0]
+    (remaining,) = result.after
+    assert remaining.code == "E501" and "cannot be wrapped without changing behaviour" in result.reasons[remaining]
+    report = result.to_json()
+    assert report["llm_calls"] == 1 and report["seconds"] > 0
+    assert "cannot be wrapped" in report["remaining"][0]["reason"]
+
+
+@pytest.mark.parametrize(("source", "code", "why"), [
+    ("import os\n\nos.umask(0)\nimport sys  # after a call: moving it changes the order\n\nprint(sys)\n",
+     "E402", "order"),
+    ("import sys\n\n\ndef text(x):\n    return x if sys.version_info[0] > 2 else unicode(x)\n", "F821", "Python 2"),
+])
+def test_what_no_fix_could_pass_is_not_sent_to_the_model(linter, source, code, why):
+    result = run(source, linter, ScriptedLLM())  # an empty script fails the test if the model is asked
+    assert result.llm_calls == 0 and [d.code for d in result.after] == [code]
+    assert why in result.reasons[result.after[0]]
+
+
+def test_a_retry_rejected_for_the_same_reason_ends_the_unit(linter):
+    # Two different answers, both changing an unflagged line: the feedback did not help.
+    llm = ScriptedLLM([fenced(GOOD.replace("max(xs)", "sorted(xs)[-1]")),
+                       fenced(GOOD.replace("max(xs)", "max(list(xs))")), fenced(GOOD)])
+    result = run(TYPO, linter, llm)
+    assert result.llm_calls == 2 and not result.clean and len(llm.replies) == 1
+    assert "not asked again" in result.reasons[result.after[0]]
