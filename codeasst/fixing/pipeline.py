@@ -178,8 +178,8 @@ class _Run:
         rules: list[tuple[set[str], Callable[[], str | None]]] = [
             ({"E711", "E712"}, lambda: mechanical.fix_singletons(self.state.text, self.state.diagnostics)),
             ({"E722"}, lambda: mechanical.fix_bare_except(self.state.text, self.state.diagnostics)),
-            ({"E731"}, lambda: mechanical.fix_lambda_assignments(self.state.text, self.state.tree,
-                                                                self.state.diagnostics)),
+            ({"E731"}, lambda: self._blank_line_before_def(mechanical.fix_lambda_assignments(
+                self.state.text, self.state.tree, self.state.diagnostics), limit)),
             ({"F401"}, lambda: mechanical.fix_unused_imports(self.state.text, self.state.tree,
                                                             self.state.diagnostics, self.namespace)),
             ({"F841"}, lambda: mechanical.fix_unused_variables(self.state.text, self.state.tree,
@@ -207,6 +207,14 @@ class _Run:
         if any(d.code == "E501" for d in self.state.diagnostics):
             return limit
         return max([limit, *map(len, self.state.text.splitlines())])
+
+    @staticmethod
+    def _blank_line_before_def(candidate: str | None, limit: int) -> str | None:
+        """A lambda turned into a def among statements needs the blank line before it (E306), or the
+        verifier refuses the fix and the model is asked instead: tens of seconds for a blank line."""
+        if candidate is None:
+            return None
+        return mechanical.autopep8_fix(candidate, {"E306"}, limit) or candidate
 
     def _then_wrap(self, candidate: str | None, limit: int) -> str | None:
         """A fix that lengthens a line (a rename, a re-indent) is wrapped in the same step."""
@@ -321,10 +329,11 @@ class _Run:
             self._rejected(key, self.rejected[before].reason if len(self.rejected) > before else "rejected", candidate)
 
     def _rejected(self, key: tuple[str, str], reason: str, answer: str) -> None:
-        """Remember why; a retry that repeats a rejected answer, or is rejected for the same reason, shows
-        that telling the model why does not help it, so the unit is not asked again."""
+        """Remember why. The unit is not asked again when the model gave the code back as it was (it sees
+        nothing to change), or when a retry repeats a rejected answer or is rejected for the same reason
+        (telling it why did not help): each further call costs tens of seconds for the same answer."""
         seen = self.answers.setdefault(key, set())
-        if answer in seen or self.last_reason.get(key) == reason:
+        if answer == self.state.text or answer in seen or self.last_reason.get(key) == reason:
             self.given_up.add(key)
         seen.add(answer)
         self.last_reason[key] = reason

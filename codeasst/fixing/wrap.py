@@ -383,10 +383,15 @@ class _Layout:
         return False
 
     def split_string(self, items: list, indent: int) -> list[str] | None:
-        """Last resort: the string literals that open `items` (after `name=`, if any) are reflowed into
-        adjacent literals split after spaces; a keyword's value gets parentheses of its own."""
-        keyword_value = len(items) >= 3 and _is(items[1], "=") and isinstance(items[0], _Tok)
-        start = run = 2 if keyword_value else 0
+        """Last resort: the string literals that open `items` (after `name=` or an operator, if any) are
+        reflowed into adjacent literals split after spaces; after `name=` or an operator, in parentheses
+        of their own (`== (` / literals / `)`)."""
+        start = 0
+        if len(items) >= 3 and _is(items[1], "=") and isinstance(items[0], _Tok):
+            start = 2  # a keyword argument
+        elif isinstance(items[0], _Tok) and (items[0].kind == tokenize.OP or keyword.iskeyword(items[0].text)):
+            start = 2 if _is(items[1:2] and items[1], "not", "in") else 1  # `== '...'`, `not in '...'`
+        run = start
         while run < len(items) and isinstance(items[run], _Tok) and items[run].kind == tokenize.STRING:
             run += 1
         parts = [_STRING_LITERAL.fullmatch(item.text) for item in items[start:run]]
@@ -394,8 +399,11 @@ class _Layout:
             return None  # not literals of one kind (an f-string, bytes beside str, mixed quotes)
         prefix, quote = parts[0].group(1), parts[0].group(2)
         body = "".join(m.group(3) for m in parts)
-        if "\\" in body or any(m.group(3).startswith(quote * 2) for m in parts):
-            return None  # an escape could be cut in half; a triple-quoted string is not ours to split
+        if any(m.group(3).startswith(quote * 2) for m in parts):
+            return None  # a triple-quoted string is not ours to split
+        if "\\" in body and (len(parts) > 1 or "\\N{" in body):
+            return None  # no escape may change: `\1` + `2` joined is `\12`; `\N{NAME}` holds spaces
+        keyword_value = start > 0  # (its own parentheses)
         comma = "," if _is(items[-1], ",") else ""
         after = _flat(items[run:len(items) - len(comma)], first=False)  # `% args`, `.format(...)`
         pad = indent + (4 if keyword_value else 0)
@@ -409,7 +417,8 @@ class _Layout:
         if len(pieces) < 2 or any(len(line) > self.limit for line in lines):
             return None
         if keyword_value:
-            return [" " * indent + _flat(items[:2]) + "(", *lines, " " * indent + ")" + comma]
+            opening = _flat(items[:start]) + ("(" if _is(items[start - 1], "=") else " (")
+            return [" " * indent + opening, *lines, " " * indent + ")" + comma]
         return lines
 
 

@@ -244,3 +244,17 @@ def test_a_retry_rejected_for_the_same_reason_ends_the_unit(linter):
     result = run(TYPO, linter, llm)
     assert result.llm_calls == 2 and not result.clean and len(llm.replies) == 1
     assert "not asked again" in result.reasons[result.after[0]]
+
+
+def test_a_lambda_among_statements_becomes_a_def_with_its_blank_line(linter):
+    source = "def largest(xs):\n    ys = list(xs)\n    key = lambda x: -x\n    return sorted(ys, key=key)[0]\n"
+    result = run(source, linter, ScriptedLLM())  # E306 after the new def must not send it to the model
+    assert result.clean and "ys = list(xs)\n\n    def key(x):\n        return -x\n" in result.fixed
+    assert behaviour(result.fixed, "largest([3, 1, 2])") == 3
+
+
+def test_an_answer_that_changes_nothing_ends_the_unit(linter):
+    llm = ScriptedLLM([fenced(TYPO), fenced(GOOD)])  # the code back as it was: the model sees no fix
+    result = run(TYPO, linter, llm)
+    assert result.llm_calls == 1 and not result.clean and len(llm.replies) == 1
+    assert "not asked again" in result.reasons[result.after[0]]

@@ -184,6 +184,39 @@ CASES = [
         """),
 ]
 
+CASES += [
+    ("a string after an operator gets brackets of its own", """
+        class TestRequests:
+            def test_invalid_ca_certificate_path(self, e):
+                assert str(e.value) == 'Could not find a suitable TLS CA certificate bundle, invalid path: {0}'.format(INVALID_PATH)
+        """, """
+        class TestRequests:
+            def test_invalid_ca_certificate_path(self, e):
+                assert (
+                    str(e.value)
+                    == (
+                        'Could not find a suitable TLS CA certificate bundle, invalid '
+                        'path: {0}'.format(INVALID_PATH)
+                    )
+                )
+        """),
+    ("a string with escapes is split at a space, never inside an escape", r"""
+        class TestRequests:
+            def test_conflicting_post_params(self, url):
+                with open('Pipfile') as f:
+                    pytest.raises(ValueError, "requests.post(url, data='[{\"some\": \"data\"}]', files={'some': f})")
+        """, r"""
+        class TestRequests:
+            def test_conflicting_post_params(self, url):
+                with open('Pipfile') as f:
+                    pytest.raises(
+                        ValueError,
+                        "requests.post(url, data='[{\"some\": \"data\"}]', "
+                        "files={'some': f})",
+                    )
+        """),
+]
+
 # Too long, and no layout keeps what the code does: a URL, a docstring line, a comment inside brackets.
 UNWRAPPABLE = [
     "def f():\n    return 'https://example.com/a/very/long/path/that/cannot/be/split/anywhere/at/all/x'\n",
