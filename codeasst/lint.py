@@ -26,8 +26,10 @@ _FORMAT = "%(path)s\t%(row)d\t%(col)d\t%(code)s\t%(text)s"
 
 
 def default_command() -> tuple[str, ...]:
-    """flake8 from the interpreter running codeasst, so the one pyproject pins is used."""
-    return (sys.executable, "-m", "flake8")
+    """flake8 from the interpreter running codeasst, so the one pyproject pins is used.
+    `-P` keeps the working directory (the project root) off sys.path: a root that is itself
+    a package folder (flask/ holds json/ and logging.py) would shadow the standard library."""
+    return (sys.executable, "-P", "-m", "flake8")
 
 
 class LinterError(CodeasstError):
@@ -128,7 +130,7 @@ class Linter:
         return sorted(self._run(self.argv(f"--stdin-display-name={self.display_name}", "-"), data))
 
     def _run(self, argv: list[str], stdin: bytes) -> list[Diagnostic]:
-        shown = " ".join(argv[:3])
+        shown = " ".join(self.command or ("flake8",))
         try:
             proc = subprocess.run(argv, input=stdin, cwd=self.cwd, capture_output=True,
                                   timeout=self.timeout_s, check=False)

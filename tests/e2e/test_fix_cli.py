@@ -211,3 +211,12 @@ def test_the_model_fixes_what_rules_cannot(make_repo):
     assert "rankd" not in fixed and flake8(root, "mod.py").stdout == ""
     check = "import mod; assert mod.top_words('b a b c a b', 2) == ['b', 'a']"
     subprocess.run([sys.executable, "-c", check], cwd=root, check=True)
+
+
+def test_a_project_folder_that_shadows_the_standard_library_still_lints(tmp_path):
+    # flask/ holds json/ and logging.py: run as `python -m flake8` there, they shadowed the stdlib.
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "__init__.py").write_text("raise ImportError('shadowed')\n")
+    (tmp_path / "logging.py").write_text("import os\nx=1\n")
+    proc = run_cli("fix", "logging.py", "--no-llm", "-C", str(tmp_path))
+    assert "+x = 1" in proc.stdout and "Traceback" not in proc.stderr
