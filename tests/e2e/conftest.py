@@ -58,3 +58,18 @@ def wait_for_port(port: int, seconds: float) -> None:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture
+def chroma_server(tmp_path):
+    """A real `chroma run` server on 127.0.0.1; yields its URL."""
+    chroma = Path(sys.executable).parent / "chroma"
+    port = free_port()
+    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1",
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, 60)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

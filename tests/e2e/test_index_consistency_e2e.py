@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from codeasst.paths import index_dir
 from tests.conftest import fresh_home
-from tests.e2e.conftest import assert_one_line_error, free_port, run_cli, run_json, wait_for_port
+from tests.e2e.conftest import assert_one_line_error, run_cli, run_json
 from tests.e2e.test_index_e2e import REPO
 
 pytestmark = pytest.mark.slow
@@ -36,49 +35,40 @@ def test_a_lost_local_store_is_an_error_for_scripts_and_rebuilt_by_index(make_re
     assert run_json("search", *QUERY, "-C", str(root))[0]["path"] == "db/schema.sql"
 
 
-def test_moving_to_a_server_and_sharing_it_never_mixes_or_loses_indexes(make_repo, tmp_path):
-    chroma = Path(sys.executable).parent / "chroma"
-    port = free_port()
-    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, 60)
-        root = make_repo(REPO)
-        local = run_json("index", str(root))
-        url = f"http://127.0.0.1:{port}"
-        on_server = {"CODEASST_STORE__CHROMA_URL": url}
+def test_moving_to_a_server_and_sharing_it_never_mixes_or_loses_indexes(make_repo, tmp_path, chroma_server):
+    url = chroma_server
+    port = int(url.rsplit(":", 1)[1])
+    root = make_repo(REPO)
+    local = run_json("index", str(root))
+    on_server = {"CODEASST_STORE__CHROMA_URL": url}
 
-        # Switching the store is a change of where the vectors live: the index is rebuilt there.
-        moved = run_json("index", str(root), env=on_server)
-        assert f"store embedded -> {url}" in moved["rebuilt"] and moved["chunks"] == local["chunks"]
-        assert not (index_dir(root) / "chroma").exists()
-        assert run_json("search", *QUERY, "-C", str(root), env=on_server)[0]["path"] == "db/schema.sql"
+    # Switching the store is a change of where the vectors live: the index is rebuilt there.
+    moved = run_json("index", str(root), env=on_server)
+    assert f"store embedded -> {url}" in moved["rebuilt"] and moved["chunks"] == local["chunks"]
+    assert not (index_dir(root) / "chroma").exists(), "vectors must live on the server alone"
+    assert run_json("search", *QUERY, "-C", str(root), env=on_server)[0]["path"] == "db/schema.sql"
 
-        # A second user, same checkout path, same server: a collection of their own.
-        other = {**on_server, "CODEASST_HOME": str(tmp_path / "other-user")}
-        run_json("index", str(root), env=other)
-        import chromadb
+    # A second user, same checkout path, same server: a collection of their own.
+    other = {**on_server, "CODEASST_HOME": str(tmp_path / "other-user")}
+    run_json("index", str(root), env=other)
+    import chromadb
 
-        client = chromadb.HttpClient(host="127.0.0.1", port=port)
-        counts = {c.name: c.count() for c in client.list_collections()}
-        assert len(counts) == 2 and set(counts.values()) == {local["chunks"]}
-        run_json("index", "--rebuild", str(root), env=other)
-        assert len(client.list_collections()) == 2, "--rebuild drops only its own collection"
+    client = chromadb.HttpClient(host="127.0.0.1", port=port)
+    counts = {c.name: c.count() for c in client.list_collections()}
+    assert len(counts) == 2 and set(counts.values()) == {local["chunks"]}
+    assert run_json("index", "--rebuild", str(root), env=other)["chunks"] == local["chunks"]
+    assert len(client.list_collections()) == 2, "--rebuild drops only its own collection"
 
-        # Someone deletes our collection on the server: a script gets exit 3, not an empty answer.
-        (ours,) = [name for name in counts if name.endswith(
-            (index_dir(root) / "store-id").read_text()[:16])]
-        client.delete_collection(ours)
-        proc = run_cli("search", *QUERY, "--json", "-C", str(root), env=on_server, check_rc=None)
-        assert_one_line_error(proc, 3, f"has no collection {ours}")
-        assert run_json("search", *QUERY, "-C", str(root), env=other)[0]["path"] == "db/schema.sql"
-        # The hint's command mends it, although no file changed.
-        mended = run_json("index", str(root), env=on_server)
-        assert f"has no collection {ours}" in mended["rebuilt"] and mended["chunks"] == local["chunks"]
-        assert run_json("search", *QUERY, "-C", str(root), env=on_server)[0]["path"] == "db/schema.sql"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    # Someone deletes our collection on the server: a script gets exit 3, not an empty answer.
+    (ours,) = [name for name in counts if name.endswith((index_dir(root) / "store-id").read_text()[:16])]
+    client.delete_collection(ours)
+    proc = run_cli("search", *QUERY, "--json", "-C", str(root), env=on_server, check_rc=None)
+    assert_one_line_error(proc, 3, f"has no collection {ours}")
+    assert run_json("search", *QUERY, "-C", str(root), env=other)[0]["path"] == "db/schema.sql"
+    # The hint's command mends it, although no file changed.
+    mended = run_json("index", str(root), env=on_server)
+    assert f"has no collection {ours}" in mended["rebuilt"] and mended["chunks"] == local["chunks"]
+    assert run_json("search", *QUERY, "-C", str(root), env=on_server)[0]["path"] == "db/schema.sql"
 
 
 def _in_a_terminal(*args: str, cwd: Path, timeout: float = 300) -> tuple[int, str]:

@@ -6,7 +6,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import sysconfig
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from codeasst.index import chunker
 from codeasst.index.indexer import chunk_id
 from codeasst.paths import index_dir
 from tests.conftest import write_tree
-from tests.e2e.conftest import CLI, free_port, run_cli, run_json, wait_for_port
+from tests.e2e.conftest import CLI, run_cli, run_json
 
 pytestmark = pytest.mark.slow
 
@@ -132,24 +131,3 @@ def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig)
     ids = collection.get(include=[])["ids"]
     assert len(ids) == len(set(ids)) == resumed["chunks"]
     assert set(ids) == _expected_ids(root)
-
-
-def test_a_chroma_server_can_hold_the_index(make_repo, tmp_path):
-    chroma = Path(sys.executable).parent / "chroma"
-    port = free_port()
-    server = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for_port(port, 60)
-        root = make_repo(REPO)
-        env = {"CODEASST_STORE__CHROMA_URL": f"http://127.0.0.1:{port}"}
-        summary = run_json("index", str(root), env=env)
-        assert summary["files"] == 5
-        assert not (index_dir(root) / "chroma").exists(), "vectors must live on the server"
-        hits = run_json("search", "database table of users", "-k", "1", cwd=root, env=env)
-        assert hits[0]["path"] == "db/schema.sql"
-        rebuilt = run_json("index", "--rebuild", str(root), env=env)
-        assert rebuilt["chunks"] == summary["chunks"]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
