@@ -138,9 +138,9 @@ def parse_or_refuse(text: str, name: str) -> ast.Module:
 
 class _Run:
     def __init__(self, state: State, linter: Linter, llm: Callable[[], LLM] | None, options: FixOptions,
-                 filename: str, encoding: str) -> None:
+                 encoding: str) -> None:
         self.state, self.linter, self.llm, self.options = state, linter, llm, options
-        self.filename, self.encoding = filename, encoding
+        self.encoding = encoding
         # Where the linter takes the text to be (stdin: stdin.py at the root) tells a package's module.
         self.namespace = Namespace.of(linter.cwd / linter.display_name, state.tree, options.remove_unused_imports)
         self.changes: list[Change] = []
@@ -381,7 +381,7 @@ def fix_source(text: str, linter: Linter, *, llm: Callable[[], LLM] | None, opti
     if any(d.code == "E999" for d in diagnostics):
         first = next(d for d in diagnostics if d.code == "E999")
         raise SourceSyntaxError(f"{name}:{first.line}:{first.col}: flake8: {first.message}; nothing was fixed")
-    run = _Run(State(text, tree, diagnostics), linter, llm, options, re.sub(r".*/", "", name), encoding)
+    run = _Run(State(text, tree, diagnostics), linter, llm, options, encoding)
     run.changes, run.rejected, run.llm_calls = changes, rejected, calls
     run.deterministic()
     run.model_rounds()
