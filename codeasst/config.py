@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
@@ -134,6 +134,11 @@ class FixSettings(_Section):
 
     max_unit_lines: int = 120
     """Longest function shown to the model whole; longer ones are sent in parts."""
+
+    formatter: Literal["auto", "off"] = "auto"
+    """'auto': where the project configures black or ruff format (pyproject.toml's [tool.black] or
+    [tool.ruff.format], ruff.toml's [format]) and it is installed outside the repository, the lines
+    fix changed go through it (verified like any fix). 'off': never."""
 
     remove_unused_imports: bool = False
     """Let fixes remove unused imports that may be re-exports (every one in an __init__.py, public

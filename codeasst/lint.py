@@ -12,6 +12,7 @@ root, so `per-file-ignores` and `exclude` patterns match as they would for
 from __future__ import annotations
 
 import configparser
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from codeasst.errors import CodeasstError
 
+_LIMITS: dict[tuple, int | None] = {}
 CONFIG_FILES = ("setup.cfg", "tox.ini", ".flake8")
 # A tab cannot occur in a path flake8 prints nor in a code, so the split below is unambiguous.
 _FORMAT = "%(path)s\t%(row)d\t%(col)d\t%(code)s\t%(text)s"
@@ -128,6 +130,15 @@ class Linter:
         """Diagnostics for `text` as if it were the file, sorted by position."""
         data = text.encode(encoding, errors="surrogateescape")
         return sorted(self._run(self.argv(f"--stdin-display-name={self.display_name}", "-"), data))
+
+    def line_limit(self) -> int | None:
+        """The project's max-line-length, as flake8 reports it on a probe line (None: E501 is off)."""
+        if (key := (self.cwd, self.display_name, self.command, self.isolated)) not in _LIMITS:
+            probe = "x = " + repr("a " * 500) + "\n"
+            found = [d for d in self.check(probe) if d.code == "E501"]
+            match = re.search(r"\(\d+ > (\d+) characters\)", found[0].message) if found else None
+            _LIMITS[key] = int(match.group(1)) if match else None
+        return _LIMITS[key]
 
     def _run(self, argv: list[str], stdin: bytes) -> list[Diagnostic]:
         shown = " ".join(self.command or ("flake8",))

@@ -43,9 +43,9 @@ class _Canonical(ast.NodeTransformer):
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                     and isinstance(first.value.value, str):
-                # As black compares: indentation and trailing space of docstring lines do not count.
-                lines = first.value.value.expandtabs().splitlines()
-                first.value.value = "\n".join(line.strip() for line in lines).strip()
+                # A docstring is documentation: its words count, not where its lines break
+                # (a long line may be wrapped inside the quotes).
+                first.value.value = " ".join(first.value.value.split())
         super().generic_visit(node)
         if "split_import" in self.rewrites:
             for field in _STMT_LISTS:

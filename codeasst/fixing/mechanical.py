@@ -45,7 +45,7 @@ from codeasst.fixing.verify import (
     flagged_imports,
     module_scope,
 )
-from codeasst.fixing.wrap import wrap_statement
+from codeasst.fixing.wrap import join_statement, wrap_statement
 from codeasst.lint import Diagnostic
 
 _LIMIT = re.compile(r"\(\d+ > (\d+) characters\)")
@@ -172,6 +172,12 @@ def _marked_reexport(lines: list[str], comments: dict[int, int], node: ast.Impor
     head, tail = first[:start], last[end:].rstrip("\r\n")
     if head.strip() or tail.strip()[:1] not in ("", "#"):
         return None  # shares its line with another statement
+    if keep == node.names and first.rstrip("\r\n").endswith("\\") and not tail.strip():
+        # Continued with backslashes: one logical line, so flake8 reads a noqa at its end for all of it.
+        marked = _with_noqa(last.rstrip("\r\n"), comments.get(last_row))
+        if marked is None or len(marked) > limit:
+            return None
+        return Edit(last_row, 0, last_row, len(last.rstrip("\r\n")), marked)
     if keep == node.names:
         line, last_row, col = first.rstrip("\r\n"), first_row, comments.get(first_row)  # its layout kept
     elif any((first_row, start) < (row, col) < (last_row, end) for row, col in comments.items()):
@@ -441,6 +447,16 @@ def fix_long_lines(text: str, diagnostics: list[Diagnostic], limit: int, only: i
         if rows & set(range(first, last + 1)) and (new := wrap_statement(text, first, last, limit)):
             edits.append(Edit(first, 0, last + 1, 0, "".join(new)))
     return apply_edits(text, edits) if edits and lines else None
+
+
+def fix_operator_breaks(text: str, diagnostics: list[Diagnostic], limit: int) -> str | None:
+    """W503/W504, where a project turns both on (as any `ignore =` setting does) and no line break
+    next to an operator passes: the statement on one line, where it fits the limit."""
+    rows = {d.line for d in diagnostics if d.code in ("W503", "W504")}
+    edits = [Edit(first, 0, last + 1, 0, new) for first, last in _logical_lines(text)
+             if last > first and rows & set(range(first, last + 1))
+             and (new := join_statement(text, first, last, limit))]
+    return apply_edits(text, edits) if edits else None
 
 
 def fix_overlong(text: str, limit: int) -> str | None:

@@ -16,6 +16,9 @@ from codeasst.backends.base import LLM
 from codeasst.errors import CodeasstError
 from codeasst.fixing import mechanical, renames, syntax
 from codeasst.fixing.codes import AUTOPEP8_UNSAFE, CodeClass, classify
+from codeasst.fixing.docstrings import fix_long_docstrings
+from codeasst.fixing.edits import block_of, parents
+from codeasst.fixing.formatter import Formatter, format_changed
 from codeasst.fixing.source import SourceFile
 from codeasst.fixing.units import Unit, add_imports, ask_for_code, extract_code, group_by_unit, splice
 from codeasst.fixing.verify import Namespace, State, lines_inside_strings, verify
@@ -69,11 +72,12 @@ class FixOptions:
     use_llm: bool = True
     try_syntax: bool = False  # let the model try to repair a syntax error (refused by default)
     remove_unused_imports: bool = False  # let F401 fixes drop imports that may be re-exports (verify.Namespace)
+    formatter: str = "auto"  # "auto": the project's black or ruff format on the changed lines; "off"
 
 
 @dataclass(frozen=True)
 class Change:
-    stage: str  # "autopep8", "rules" or "model"
+    stage: str  # "autopep8", "rules", "model", or the project's formatter ("black", "ruff")
     codes: list[str]  # one entry per diagnostic it removed
     where: str
     note: str = ""
@@ -185,11 +189,17 @@ class _Run:
             ({"F841"}, lambda: mechanical.fix_unused_variables(self.state.text, self.state.tree,
                                                               self.state.diagnostics)),
             ({"E501"}, lambda: mechanical.fix_long_comments(self.state.text, self.state.diagnostics, limit)),
+            ({"E501"}, lambda: fix_long_docstrings(self.state.text, self.state.tree, self.state.diagnostics,
+                                                   limit)),
             ({"E501"}, lambda: mechanical.fix_long_lines(self.state.text, self.state.diagnostics, limit)),
         ]
         for codes, rule in rules:
             if any(d.code in codes for d in self.state.diagnostics):
                 progressed |= self.attempt("rules", self._then_wrap(rule(), limit), codes, "file")
+        if any(d.code in ("W503", "W504") for d in self.state.diagnostics):
+            joined = mechanical.fix_operator_breaks(self.state.text, self.state.diagnostics,
+                                                    self.linter.line_limit() or limit)
+            progressed |= self.attempt("rules", joined, {"W503", "W504"}, "file")
         long_rows = [d.line for d in self.state.diagnostics if d.code == "E501"]
         for row in long_rows[:_ONE_BY_ONE] if 1 < len(long_rows) else ():  # one bad wrap must not sink the rest
             line = next((d.line for d in self.state.diagnostics if d.code == "E501" and d.line >= row), None)
@@ -201,6 +211,18 @@ class _Run:
                 progressed |= self.attempt("rules", self._then_wrap(renamed[0], limit), {"E741"}, "file",
                                            "; ".join(renamed[1]))
         return progressed
+
+    def format_changed(self, formatter: Formatter, original: str) -> None:
+        """The project's formatter on the lines the fixes changed; kept only if flake8 reports nothing new."""
+        candidate = format_changed(formatter, original, self.state.text, self.linter.display_name)
+        if candidate is None:
+            return
+        verdict = verify(self.state, candidate, [], self.linter, self.encoding, self.namespace, must_fix=False)
+        if not verdict.ok:
+            self.rejected.append(Rejection(formatter.name, "changed lines", verdict.reason))
+            return
+        self.state = verdict.state
+        self.changes.append(Change(formatter.name, [], "changed lines", "the project's formatter"))
 
     def _wrap_at(self, limit: int) -> int:
         # Without an E501 we do not know the project's limit: wrap only past the longest line there is.
@@ -214,7 +236,7 @@ class _Run:
         verifier refuses the fix and the model is asked instead: tens of seconds for a blank line."""
         if candidate is None:
             return None
-        return mechanical.autopep8_fix(candidate, {"E306"}, limit) or candidate
+        return mechanical.autopep8_fix(candidate, {"E301", "E305", "E306"}, limit) or candidate
 
     def _then_wrap(self, candidate: str | None, limit: int) -> str | None:
         """A fix that lengthens a line (a rename, a re-indent) is wrapped in the same step."""
@@ -263,17 +285,35 @@ class _Run:
                 and name.group(1) in _PY2_BUILTINS:
             return f"'{name.group(1)}' is a Python 2 builtin, for code that runs on both: replacing it would " \
                 "change what the code does on Python 2"
+        if diag.code == "F811" and (m := re.match(r"redefinition of unused '.+?' from line (\d+)", diag.message)) \
+                and self._other_branch(diag.line, int(m.group(1))):
+            return "redefined in another branch (an if, else or try): each definition is the one that runs on " \
+                "some path, so removing either changes what the code does"
         return _NOT_FOR_MODEL.get(diag.code)
+
+    def _other_branch(self, row: int, other: int) -> bool:
+        """Whether the statements at `row` and `other` sit in different blocks of statements."""
+        parent_map = parents(self.state.tree)
+
+        def block(line: int) -> int | None:
+            around = [node for node in ast.walk(self.state.tree)
+                      if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno)]
+            inner = max(around, key=lambda node: node.lineno, default=None)  # the innermost holds the line
+            return id(block_of(inner, parent_map)) if inner is not None else None
+
+        return block(row) != block(other)
 
     def _long_line_reason(self, diag: Diagnostic, inside: set[int]) -> str:
         lines = self.state.text.splitlines()
         line = lines[diag.line - 1] if diag.line <= len(lines) else ""
         if diag.line in inside:
-            return "inside a multi-line string (a docstring): wrapping it would change the string's value"
+            return "inside a multi-line string: a docstring's prose is wrapped, but this is a literal block, " \
+                "doctest, table or word longer than the line, or a string whose value would change"
         if line.lstrip().startswith("#"):
             return "a comment that cannot be wrapped (a word longer than the limit, or a directive)"
         if _LONE_STRING.match(line):
-            return "a docstring on one line: wrapping its text would change the string's value"
+            return "a lone string on one line: a docstring with a word too long to wrap at, or a string whose " \
+                "value would change"
         return "cannot be wrapped without changing behaviour: no layout of the statement fits (a string, name " \
             "or comment too long to split)"
 
@@ -359,8 +399,9 @@ class _Run:
 
 
 def fix_source(text: str, linter: Linter, *, llm: Callable[[], LLM] | None, options: FixOptions = FixOptions(),
-               name: str = "<stdin>", encoding: str = "utf-8") -> FixResult:
-    """Fix `text` (LF line endings) in memory; `llm` is called only if a model is needed."""
+               name: str = "<stdin>", encoding: str = "utf-8", formatter: Formatter | None = None) -> FixResult:
+    """Fix `text` (LF line endings) in memory; `llm` is called only if a model is needed; `formatter`
+    (the project's own) lays out the changed lines at the end."""
     started = time.perf_counter()
     original, changes, rejected, calls = text, [], [], 0
     try:
@@ -385,6 +426,8 @@ def fix_source(text: str, linter: Linter, *, llm: Callable[[], LLM] | None, opti
     run.changes, run.rejected, run.llm_calls = changes, rejected, calls
     run.deterministic()
     run.model_rounds()
+    if formatter is not None:
+        run.format_changed(formatter, text)
     return FixResult(name=name, original=original, fixed=run.state.text, before=diagnostics,
                      after=run.state.diagnostics, changes=run.changes, rejected=run.rejected,
                      reasons=run.reasons(), llm_calls=run.llm_calls, seconds=time.perf_counter() - started)

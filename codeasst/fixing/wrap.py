@@ -464,3 +464,25 @@ def wrap_statement(source: str, first: int, last: int, limit: int) -> list[str] 
         if len(laid[-1]) > limit:
             return None
     return [line.rstrip() + "\n" for line in laid]
+
+
+def join_statement(source: str, first: int, last: int, limit: int) -> str | None:
+    """The logical line spanning lines first..last of `source` laid flat on one line, as black
+    joins a statement that fits; None when it does not fit or holds a comment or multi-line string."""
+    chunk = "".join(source.splitlines(keepends=True)[first - 1:last])
+    indent = chunk[:len(chunk) - len(chunk.lstrip(" "))]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(chunk).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    parsed = _tree(tokens)
+    if parsed is None or "\t" in indent:
+        return None
+    items, comment = parsed
+    if len(items) == 3 and _is(items[0], "if", "elif", "while") and _is(items[2], ":") \
+            and isinstance(items[1], _Bracket) and items[1].open.text == "(" and items[1].items \
+            and not any(_is(item, ",", "for", ":=", "yield") for item in items[1].items):
+        # black's redundant parentheses around a condition, once it is on one line: `if a and b:`
+        items = [items[0], replace(items[1], optional=True, open=replace(items[1].open, space=" ")), items[2]]
+    line = indent + _flat(items) + ("  " + comment if comment else "")
+    return line + "\n" if len(line) <= limit else None

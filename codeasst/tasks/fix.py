@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codeasst.errors import CodeasstError
+from codeasst.fixing.formatter import find_formatter
 from codeasst.fixing.pipeline import (
     Change,
     FixOptions,
@@ -65,8 +66,9 @@ def fix_file(services: Services, path: Path, *, options: FixOptions | None = Non
     options = options or options_from(services)
     source = read_source(path, options.max_file_bytes, for_write=for_write)
     linter = Linter.for_path(source.path, services.repo.root, options.linter, options.linter_timeout_s)
+    formatter = find_formatter(source.path, services.repo.root) if options.formatter == "auto" else None
     result = fix_source(source.text, linter, llm=lambda: services.llm, options=options, name=name or str(path),
-                        encoding=source.encoding)
+                        encoding=source.encoding, formatter=formatter)
     result.source = source
     return result
 
@@ -79,8 +81,9 @@ def fix_text(services: Services, data: bytes, *, name: str = "stdin.py", options
     text, encoding, _ = decode(data, name)
     root = services.repo.root
     linter = Linter.for_path(root / name, root, options.linter, options.linter_timeout_s)
+    formatter = find_formatter(root / name, root) if options.formatter == "auto" else None
     result = fix_source(normalize_newlines(text), linter, llm=lambda: services.llm, options=options, name=name,
-                        encoding=encoding)
+                        encoding=encoding, formatter=formatter)
     result.newline = dominant_newline(text)
     return result
 

@@ -121,6 +121,9 @@ def test_where_a_module_sits_says_whether_it_is_a_library(tmp_path):
     ("from .x import _a, b  # the API\n", [unused(1, ".x._a"), unused(1, ".x.b")], LIBRARY,
      "from .x import b  # the API  # noqa: F401\n"),
     ("import os; import sys\n", [unused(1, "os"), unused(1, "sys")], LIBRARY, None),
+    # continued with backslashes it is one logical line: the noqa goes at its end, where flake8 reads it
+    ("from .helpers import url_for, \\\n     flash\n", [unused(1, ".helpers.url_for"), unused(1, ".helpers.flash")],
+     LIBRARY, "from .helpers import url_for, \\\n     flash  # noqa: F401\n"),
     # what the user asked for
     ("from .models import Request\nx = 1\n", [unused(1, ".models.Request")],
      Namespace(remove_unused_imports=True), "x = 1\n"),
