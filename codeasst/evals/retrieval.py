@@ -44,6 +44,9 @@ from codeasst.tasks.search import find
 
 RECALL_AT = (1, 3, 5, 10)
 SINGLE = ("dense", "dense-en", "hyde", "rg")
+# Retrievers of long queries (codeasst.retrieve.reports), scored alone where a row used them.
+LONG_SINGLE = ("named", "definitions", "quotes", "bm25")
+BASELINE = "bm25-files baseline"
 SPLITS = ("tune", "test")
 SPLIT_CHOICES = ("all", *SPLITS)
 # An exact version only: a range would let the code under the questions change between runs.
@@ -97,11 +100,13 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
     """Each stage's ranking in fused form: every retriever alone, fused, fused without
     HyDE (what skipping it would cost), and reranked."""
     stages = {name: as_fused(result.rankings.get(name, []), name) for name in SINGLE}
+    stages.update({name: as_fused(result.rankings[name], name) for name in LONG_SINGLE if name in result.rankings})
     if "dense-en" not in result.rankings:  # an English question: its English query is the question
         stages["dense-en"] = stages["dense"]
     stages["fused"] = result.fused
+    long = "bm25" in result.rankings  # only long queries run BM25
     if "hyde" in result.rankings:
-        stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg)
+        stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:
         stages["reranked"] = result.reranked
     return stages
@@ -229,6 +234,10 @@ def summarise(scored: list[Scored]) -> dict:
         "mean_retrieval_s": round(sum(s.seconds for s in scored) / len(scored), 3) if scored else 0.0,
     }
     fused = block["stages"].get("fused", {})
+    baseline = block["stages"].get(BASELINE)
+    if baseline:
+        block["fused_above_baseline_at_every_k"] = all(fused.get(f"recall@{k}", 0) > baseline[f"recall@{k}"]
+                                                       for k in RECALL_AT)
     block["fused_beats_every_single_retriever"] = all(
         fused.get("f1", 0) > block["stages"][name]["f1"] and fused.get("recall@5", 0) > block["stages"][name]["recall@5"]
         for name in SINGLE if name in block["stages"]
@@ -236,21 +245,50 @@ def summarise(scored: list[Scored]) -> dict:
     return block
 
 
-def evaluate(path: Path, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
-             model: str | None = None, on_row: Callable[[int, int, dict], None] | None = None) -> dict:
+def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
+             model: str | None = None, on_row: Callable[[int, int, dict], None] | None = None,
+             localize: Path | None = None, repos: list[str] | None = None) -> dict:
     """Score every row of `split` (the first `limit` of them). The report's top level holds the
-    figures for those rows; with `split="all"` on a file that marks splits, `splits` holds each apart."""
+    figures for those rows; with `split="all"` on a file that marks splits, `splits` holds each apart.
+    `localize`: also the localization set (codeasst.evals.localize), under "localize"; `repos`
+    limits it to those packages."""
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
-    rows = [row for row in load_rows(path) if split == "all" or row.get("split") == split][:limit]
-    if not rows:
-        raise UsageError(f"{path}: no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
+    if path is None and localize is None:
+        raise UsageError("give a question file, --localize FILE, or both")
+    report: dict = {}
+    if path is not None:
+        rows = [row for row in load_rows(path) if split == "all" or row.get("split") == split][:limit]
+        if not rows:
+            raise UsageError(f"{path}: no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
+        report = _report(rows, split, lambda spec: repo_dir(spec, path.parent), flags, model, on_row)
+    if localize is not None:
+        from codeasst.evals.localize import assign_splits, repo_copy, usable_rows
+
+        kept, dropped = usable_rows(assign_splits(load_rows(localize)), repos)
+        rows = [row for row in kept if split == "all" or row["split"] == split][:limit]
+        if not rows:
+            raise UsageError(f"{localize}: no scorable rows ({dropped or 'none in this split'})")
+        block = _report(rows, split, repo_copy, flags, model, on_row)
+        block["dropped"] = dropped
+        report = {**report, "localize": block} if report else {"localize": block}
+    return report
+
+
+def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags: dict | None, model: str | None,
+            on_row: Callable[[int, int, dict], None] | None) -> dict:
+    from codeasst.retrieve.bm25 import FileBM25, plain_tokens
+
     services_for: dict[str, Services] = {}
+    baseline_for: dict[str, FileBM25] = {}
     scored: list[Scored] = []
     for number, row in enumerate(rows, start=1):
         if row["repo"] not in services_for:
-            services_for[row["repo"]] = build_services(repo_dir(row["repo"], path.parent), flags, model=model)
-            services_for[row["repo"]].indexer().run()
+            services_for[row["repo"]] = services = build_services(repo_for(row["repo"]), flags, model=model)
+            indexer = services.indexer()
+            indexer.run()
+            baseline_for[row["repo"]] = FileBM25.for_files(services.repo.root, indexer.indexed_files(),
+                                                           tokenize=plain_tokens)
         services = services_for[row["repo"]]
         started = time.perf_counter()
         result = find(services, row["question"], update_index=False)  # indexed above, once per repo
@@ -260,6 +298,9 @@ def evaluate(path: Path, *, split: str = "all", limit: int | None = None, flags:
         for stage, ranking in stages_of(result, cfg).items():
             shown[stage] = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
             ranked[stage] = ranked_files([f.hit for f in ranking])
+        # The baseline ranks files, not chunks: it is shown as its top k files.
+        ranked[BASELINE] = [p for p, _ in baseline_for[row["repo"]].rank(row["question"], 50)]
+        shown[BASELINE] = ranked[BASELINE][: cfg.k]
         scored.append(Scored(row, shown, ranked, seconds))
         if on_row:
             on_row(number, len(rows), {"question": row["question"], "top": ranked["fused"][:3],
@@ -301,10 +342,25 @@ def _block_lines(title: str, block: dict) -> list[str]:
                          f"recall@1 {fused.get('recall@1', 0):.3f}, recall@3 {fused.get('recall@3', 0):.3f}")
     lines.append(f"fused beats every single retriever on F1 and recall@5: "
                  f"{'yes' if block['fused_beats_every_single_retriever'] else 'NO'}")
+    if "fused_above_baseline_at_every_k" in block:
+        lines.append(f"fused recall above the {BASELINE} at every k: "
+                     f"{'yes' if block['fused_above_baseline_at_every_k'] else 'NO'}")
     return lines
 
 
 def report_lines(report: dict) -> list[str]:
+    lines = []
+    if "stages" in report:
+        lines += _set_lines(report)
+    if "localize" in report:
+        block = report["localize"]
+        dropped = ", ".join(f"{n} ({why})" for why, n in block["dropped"].items()) or "none"
+        lines += ["", f"LOCALIZATION SET (bug reports; file the fix edited); rows dropped: {dropped}",
+                  *_set_lines(block)]
+    return lines
+
+
+def _set_lines(report: dict) -> list[str]:
     lines = [f"precision/recall/F1 over the {report['shown']}; mean retrieval {report['mean_retrieval_s']:.2f} s"]
     for name, block in report.get("splits", {}).items():
         lines += ["", *_block_lines(_title(name, block), block)]

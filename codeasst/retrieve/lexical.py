@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from codeasst.errors import CodeasstError
 from codeasst.index.store import Hit
 
 BATCH_FILES = 2000  # keeps the command line well under the OS limit
+MAX_PATTERN = 300
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,49 @@ def rg_binary() -> str:
 def grep(root: Path, files: list[str], keywords: list[str], per_file: int = 40,
          timeout: float = 10.0) -> list[LineHit]:
     """Every line of `files` containing a keyword (smart case: lower-case keywords ignore case)."""
+    keywords = searchable(keywords)
     if not files or not keywords:
         return []
-    hits: list[LineHit] = []
     base = [rg_binary(), "--json", "--fixed-strings", "--smart-case", "--no-config", "--no-ignore",
             "--max-count", str(per_file)]
     for word in keywords:
         base += ["-e", word]
+    return [LineHit(path, line, next((k for k in keywords if k.lower() == matched.lower()), matched))
+            for path, line, matched in _run(root, files, base, timeout)]
+
+
+def searchable(keywords: list[str]) -> list[str]:
+    """Keywords rg can take as fixed strings: one line each (rg refuses a pattern holding a
+    newline), no NUL (no argv can hold one), not blank, not absurdly long."""
+    out = []
+    for word in keywords:
+        for line in word.replace("\x00", "").splitlines():
+            line = line.strip()
+            if line and len(line) <= MAX_PATTERN and line not in out:
+                out.append(line)
+    return out
+
+
+DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|type|enum)\s+({names})\b"
+
+
+def definitions(root: Path, files: list[str], names: list[str], timeout: float = 10.0) -> list[LineHit]:
+    """Lines that define one of `names` (a def, class, function, func, fn, type...)."""
+    names = [n for n in dict.fromkeys(names) if re.fullmatch(r"[A-Za-z_]\w*", n)][:60]
+    if not files or not names:
+        return []
+    pattern = DEFINITION.format(names="|".join(map(re.escape, names)))
+    base = [rg_binary(), "--json", "--no-config", "--no-ignore", "--max-count", "20", "-e", pattern]
+    hits = []
+    for path, line, matched in _run(root, files, base, timeout):
+        found = re.search(r"(\w+)\s*$", matched.rstrip())
+        hits.append(LineHit(path, line, found.group(1) if found else matched))
+    return hits
+
+
+def _run(root: Path, files: list[str], base: list[str], timeout: float) -> list[tuple[str, int, str]]:
+    """(path, line, matched text) for every match of the rg command `base` over `files`."""
+    found = []
     for start in range(0, len(files), BATCH_FILES):
         batch = files[start : start + BATCH_FILES]
         try:
@@ -61,10 +99,8 @@ def grep(root: Path, files: list[str], keywords: list[str], per_file: int = 40,
                 continue
             data = event["data"]
             for sub in data.get("submatches", []):
-                matched = sub["match"].get("text", "")
-                keyword = next((k for k in keywords if k.lower() == matched.lower()), matched)
-                hits.append(LineHit(data["path"]["text"], data["line_number"], keyword))
-    return hits
+                found.append((data["path"]["text"], data["line_number"], sub["match"].get("text", "")))
+    return found
 
 
 def rank_chunks(line_hits: list[LineHit], chunks: list[Hit], total_files: int) -> list[Hit]:

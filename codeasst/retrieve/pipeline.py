@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codeasst.backends.base import LLM, Embedder
@@ -21,7 +21,7 @@ from codeasst.config import RetrievalSettings
 from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
 from codeasst.index.store import ChunkStore, Hit
-from codeasst.retrieve import lexical
+from codeasst.retrieve import evidence, lexical, reports
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
 
@@ -51,6 +51,7 @@ class Sources:
     embedder: Callable[[], Embedder]  # the query embedder, built on first call
     llm: Callable[[], LLM] | None  # returns the loaded model; None means no query analysis
     settings: RetrievalSettings
+    index_dir: Path | None = None  # where retrievers may keep what they derive from the index (BM25 counts)
 
 
 class _Clock:
@@ -81,8 +82,11 @@ def mentioned_locations(text: str, files: list[str]) -> list[tuple[str, int]]:
     return found
 
 
-def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings) -> list[Fused]:
-    weights = dict(cfg.weights)
+def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings, long: bool = False) -> list[Fused]:
+    """Short questions and long reports weigh the retrievers differently: a report's words and
+    clues beat its meaning, squeezed into 256 word pieces."""
+    # A file a question names is a strong candidate, as a file a traceback names is.
+    weights = {**cfg.weights, **reports.LONG_WEIGHTS} if long else {"named": 2.0, **cfg.weights}
     if "dense-en" in rankings:
         weights["dense"] = cfg.original_language_weight
     return reciprocal_rank_fusion(rankings, weights)
@@ -95,7 +99,16 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
     translates a question not in English: no HyDE, no keywords beyond those it comes with.
     `timings` are the caller's, reported with retrieval's own."""
     cfg = sources.settings
-    hyde = cfg.hyde and full_analysis
+    question = evidence.clean(question)
+    context = evidence.clean(context) if context else context
+    # A long query is read for its clues and words; the LLM reads only its condensed form, and
+    # only to translate it: HyDE and keywords of a whole report cost seconds and add little.
+    long = evidence.is_long(question)
+    english_question = is_english(question)
+    if long and english_question:
+        sources = replace(sources, llm=None)
+    analysed = evidence.condensed(question) if long else question
+    hyde = cfg.hyde and full_analysis and not long
     # An explicit k is a request for exactly that many hits; otherwise weak ones are dropped.
     min_ratio = 0.0 if k else cfg.min_score_ratio
     k = k or cfg.k
@@ -112,9 +125,9 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
             def run_analysis() -> QueryAnalysis:
                 started = time.perf_counter()
                 try:
-                    return analyze(get_llm(), question, language, hyde=hyde, hyde_tokens=cfg.hyde_tokens,
+                    return analyze(get_llm(), analysed, language, hyde=hyde, hyde_tokens=cfg.hyde_tokens,
                                    hyde_lines=cfg.hyde_lines, keyword_tokens=cfg.keyword_tokens,
-                                   llm_keywords=cfg.llm_keywords and full_analysis)
+                                   llm_keywords=cfg.llm_keywords and full_analysis and not long)
                 finally:
                     clock.lap("query_analysis_s", started)
 
@@ -124,12 +137,22 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         embedder.load()
         clock.lap("open_s", started)
         started = time.perf_counter()
-        rankings = {"dense": store.query(embedder.embed_query(question), cfg.depth)}
+        if long:
+            rankings = {"dense": reports.dense_pieces(embedder, store, question, cfg.depth)}
+        else:
+            rankings = {"dense": store.query(embedder.embed_query(question), cfg.depth)}
         clock.lap("dense_s", started)
+        if long:
+            rankings.update(reports.lexical_rankings(sources.root, files, store, question, cfg.depth,
+                                                     sources.index_dir, clock.timings))
+        else:
+            named = _named(question, files, store, cfg.depth)
+            if named:
+                rankings["named"] = named
         analysis = pending.result() if pending else None
 
     queries = {}
-    if analysis and analysis.english.strip() and not is_english(question):
+    if analysis and analysis.english.strip() and not english_question:
         queries["dense-en"] = analysis.english
     if analysis and analysis.hyde.strip() and hyde:
         queries["hyde"] = analysis.hyde
@@ -153,7 +176,7 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         clock.lap("stdin_s", started)
 
     keywords = analysis.keywords if analysis else identifiers_in(question)
-    if keywords:
+    if keywords and not long:  # a long query's identifiers are searched as clues (reports.py)
         started = time.perf_counter()
         line_hits = lexical.grep(sources.root, files, keywords)
         matched = sorted({h.path for h in line_hits})
@@ -161,7 +184,7 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         clock.lap("rg_s", started)
 
     started = time.perf_counter()
-    fused = fuse(rankings, cfg)
+    fused = fuse(rankings, cfg, long)
     hits = present(fused, k, cfg.per_file, min_ratio)
     clock.lap("fuse_s", started)
     result = Retrieval(question, analysis, rankings, fused, hits, clock.timings)
@@ -173,3 +196,17 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         result.hits = present(result.reranked, k, cfg.per_file, min_ratio)
         clock.lap("rerank_s", started)
     return result
+
+
+def _named(question: str, files: list[str], store: ChunkStore, depth: int) -> list[Hit]:
+    """The chunks of files (and lines) a short question names: `what does billing/invoice.py do`."""
+    places = evidence.read(question, files).named
+    if not places:
+        return []
+    chunks = store.chunks_of(sorted({p for p, _ in places}))
+    named = []
+    for path, line in places:
+        mine = [c for c in chunks if c.path == path]
+        at = [c for c in mine if line and c.start_line <= line <= c.end_line] or mine[:1]
+        named += [c for c in at if c not in named]
+    return named[:depth]

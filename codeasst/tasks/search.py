@@ -14,8 +14,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from codeasst.backends.base import LLM
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
 from codeasst.index.indexer import Indexer, IndexMismatch, IndexSummary, Progress
+from codeasst.retrieve import evidence
 from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.pipeline import Retrieval, Sources, retrieve
+from codeasst.retrieve.query import is_english
 from codeasst.services import Services
 
 
@@ -31,8 +33,11 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
          interactive: bool = False, progress: Progress | None = None) -> Retrieval:
     """Retrieval for search and ask. `interactive`: a person is watching (a terminal), so a
     broken index is rebuilt with progress rather than refused."""
+    question = evidence.clean(question)
     if not question.strip():
         raise UsageError("the question is empty")
+    if evidence.is_long(question) and is_english(question):
+        use_llm = False  # retrieval reads a long English query without the LLM: don't wait for it to load
     timings: dict[str, float] = {}
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -60,7 +65,7 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
 
         sources = Sources(root=services.repo.root, files=files, store=indexer.store,
                           embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
-                          settings=services.settings.retrieval)
+                          settings=services.settings.retrieval, index_dir=indexer.index_dir)
         result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
     result.index = summary
     result.notes = notes

@@ -1,0 +1,163 @@
+"""BM25 over the indexed files, with code-aware tokens: a long bug report shares many words
+with the file it is about, and ranking by those words is what dense search on a truncated
+query cannot do.
+
+The term counts of each file are kept in the index directory, keyed by the file's size and
+mtime, so a query re-reads only the files that changed since the last one (the first query
+after indexing reads them all: about 1 s per 10 MB of source on 2 CPU cores).
+
+An own implementation rather than a library: the index must be updated file by file as the
+vector index is, which `bm25s` and `rank_bm25` do not offer (both rebuild from the whole
+corpus), and scoring a 300-term query over a few thousand files this way takes tens of
+milliseconds (see docs/benchmarks.md, "Long queries").
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+CACHE_NAME = "bm25-files.pickle"
+CACHE_VERSION = 1
+K1 = 1.2
+B = 0.75
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# English glue words carry no evidence about where code lives; code words like `self` stay:
+# IDF already makes them cheap.
+STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "would", "you", "your"])
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased tokens: each whole identifier, and its snake_case and CamelCase parts
+    (`load_config` -> load_config, load, config; `HTTPClient` -> httpclient, http, client)."""
+    out = []
+    for word in WORD.findall(text):
+        lower = word.lower()
+        if len(lower) < 2 or lower in STOP:
+            continue
+        out.append(lower)
+        parts = [p.lower() for piece in word.split("_") for p in CAMEL.findall(piece)]
+        if len(parts) > 1:
+            out.extend(p for p in parts if len(p) >= 2 and p not in STOP)
+    return out
+
+
+def plain_tokens(text: str) -> list[str]:
+    """Lower-cased words as a plain BM25 reads them: the baseline `codeasst eval retrieval` runs."""
+    return re.findall(r"\w+", text.lower())
+
+
+@dataclass
+class _Doc:
+    size: int
+    mtime_ns: int
+    length: int
+    counts: dict[str, int]
+
+
+class FileBM25:
+    """BM25 scores of the indexed files for a query."""
+
+    def __init__(self, docs: dict[str, _Doc], tokenize: Callable[[str], list[str]] = tokens) -> None:
+        self.docs = docs
+        self.tokenize = tokenize
+        self.postings: dict[str, list[tuple[str, int]]] = {}
+        for path, doc in docs.items():
+            for term, count in doc.counts.items():
+                self.postings.setdefault(term, []).append((path, count))
+        lengths = [d.length for d in docs.values()]
+        self.avg_length = (sum(lengths) / len(lengths)) if lengths else 1.0
+
+    @classmethod
+    def for_files(cls, root: Path, files: list[str], cache_dir: Path | None = None,
+                  tokenize: Callable[[str], list[str]] = tokens) -> FileBM25:
+        """The counts of `files` under `root`, reusing those cached in `cache_dir` for unchanged files
+        (only the default tokens are cached)."""
+        cache_dir = cache_dir if tokenize is tokens else None
+        cached = _load(cache_dir / CACHE_NAME) if cache_dir else {}
+        docs: dict[str, _Doc] = {}
+        changed = len(cached) != len(files)
+        for path in files:
+            try:
+                stat = (root / path).stat()
+            except OSError:
+                continue  # deleted since indexing: the next index update drops it
+            doc = cached.get(path)
+            if doc is None or (doc.size, doc.mtime_ns) != (stat.st_size, stat.st_mtime_ns):
+                doc = _count(root / path, stat, tokenize)
+                changed = True
+            if doc is not None:
+                docs[path] = doc
+        if cache_dir and changed:
+            _save(cache_dir / CACHE_NAME, docs)
+        return cls(docs, tokenize)
+
+    @classmethod
+    def from_texts(cls, texts: dict[str, str]) -> FileBM25:
+        docs = {}
+        for path, text in texts.items():
+            words = tokens(text)
+            docs[path] = _Doc(len(text), 0, len(words), dict(Counter(words)))
+        return cls(docs)
+
+    def idf(self, term: str) -> float:
+        found = len(self.postings.get(term, ()))
+        return math.log(1 + (len(self.docs) - found + 0.5) / (found + 0.5))
+
+    def rank(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        """Files by BM25 score for the query's tokens, best first (ties by path)."""
+        scores: dict[str, float] = {}
+        for term, query_count in Counter(self.tokenize(query)).items():
+            postings = self.postings.get(term)
+            if not postings:
+                continue
+            # A word repeated in the query counts a little more, not in proportion (a pasted
+            # log repeats a line many times).
+            weight = self.idf(term) * (1 + math.log(query_count))
+            for path, count in postings:
+                norm = K1 * (1 - B + B * self.docs[path].length / self.avg_length)
+                scores[path] = scores.get(path, 0.0) + weight * count * (K1 + 1) / (count + norm)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+        return ranked[:limit]
+
+    def score_text(self, query_terms: Counter, text: str) -> float:
+        """How well one piece of a file (a chunk) matches, with the files' IDF: picks the chunk
+        that stands for a file in fusion."""
+        counts = Counter(self.tokenize(text))
+        return sum(self.idf(t) * counts[t] * (K1 + 1) / (counts[t] + K1) for t in query_terms if t in counts)
+
+
+def _count(path: Path, stat: os.stat_result, tokenize: Callable[[str], list[str]]) -> _Doc | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    words = tokenize(text)
+    return _Doc(stat.st_size, stat.st_mtime_ns, len(words), dict(Counter(words)))
+
+
+def _load(path: Path) -> dict[str, _Doc]:
+    try:
+        with path.open("rb") as handle:
+            version, docs = pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError):
+        return {}  # a cache: missing or unreadable means counting again
+    return docs if version == CACHE_VERSION else {}
+
+
+def _save(path: Path, docs: dict[str, _Doc]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".bm25-", delete=False) as handle:
+            pickle.dump((CACHE_VERSION, docs), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(handle.name, path)  # readers see the old cache or the new one, never half
+    except OSError:
+        pass  # a read-only index directory costs the next query a recount, not the answer
