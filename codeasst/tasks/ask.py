@@ -1,4 +1,8 @@
-"""`codeasst ask`: retrieve, then stream an answer whose citations are checked."""
+"""`codeasst ask`: retrieve, then stream an answer whose citations are checked.
+
+Two systems answer: "grounded" (the default; see tasks.grounding) and "baseline", the
+answer as issue 4 left it, kept so `codeasst eval ask` can measure the one against the
+other in the same run."""
 
 from __future__ import annotations
 
@@ -10,12 +14,21 @@ from pathlib import Path
 
 from codeasst import prompt
 from codeasst.backends.base import GenerationParams
+from codeasst.errors import UsageError
 from codeasst.index.indexer import Progress
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval
 from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
+from codeasst.tasks import grounding
 from codeasst.tasks.search import find, hits_json
+
+SYSTEMS = ("grounded", "baseline")
+# A question longer than this is cut to its informative lines (about 600 tokens): a pasted
+# log must not overflow the context window, and every prompt token delays the answer.
+QUESTION_CHARS = 2000
+# Short excerpts: more places fit the same budget, and the model quotes less code back.
+EXCERPT_CHARS = 600
 
 # path:12 or path:12-30, where path has a directory separator or an extension.
 CITATION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+|(?:[\w.-]+/)+[\w.-]+):(\d+)(?:\s*[-–]\s*(\d+))?")
@@ -38,13 +51,24 @@ class Answer:
     citations: list[Citation] = field(default_factory=list)
     retrieval: Retrieval | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    system: str = "grounded"
+    identifiers: list[str] = field(default_factory=list)  # the code names the answer uses
+    ungrounded: list[str] = field(default_factory=list)  # those found nowhere in the repository
+    prompt_tokens: int | None = None
+    excerpts: list[grounding.Excerpt] = field(default_factory=list)  # what the grounded model saw
 
     def to_json(self) -> dict:
         return {
             "question": self.question,
+            "system": self.system,
             "answer": self.text,
             "citations": [asdict(c) for c in self.citations],
+            "identifiers": self.identifiers,
+            "ungrounded": self.ungrounded,
             "hits": hits_json(self.retrieval.hits if self.retrieval else []),
+            "excerpts": [{"number": e.number, "path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                          "symbol": e.name} for e in self.excerpts],
+            "prompt_tokens": self.prompt_tokens,
             "timings": self.timings,
         }
 
@@ -76,43 +100,126 @@ def render_context(hits: list[Fused], piped: str) -> str:
 
 
 def ask(services: Services, question: str, stdin_text: str | None = None, *, interactive: bool = False,
-        progress: Progress | None = None) -> tuple[Answer, Iterator[str]]:
+        progress: Progress | None = None, system: str = "grounded",
+        update_index: bool = True) -> tuple[Answer, Iterator[str]]:
     """Retrieve, then return the answer object and a stream of its text; citations are
-    checked when the stream ends."""
+    checked, and the names the answer uses looked up, when the stream ends."""
+    if system not in SYSTEMS:
+        raise UsageError(f"no answer system {system!r}; choose one of {', '.join(SYSTEMS)}")
     cfg = services.settings.ask
     started = time.perf_counter()
+    bounded = grounding.bound_question(question, QUESTION_CHARS)
     # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
-    result = find(services, question, services.settings.retrieval.k, context=stdin_text,
-                  full_analysis=cfg.query_analysis, interactive=interactive, progress=progress)
-    answer = Answer(question, retrieval=result, timings=dict(result.timings))
+    result = find(services, bounded, services.settings.retrieval.k, context=stdin_text,
+                  full_analysis=cfg.query_analysis, interactive=interactive, progress=progress,
+                  update_index=update_index)
+    answer = Answer(question, retrieval=result, timings=dict(result.timings), system=system)
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
     # Up to half the budget for piped text: its end, where a log or a trace says what matters.
     piped = stdin_text[-(cfg.context_chars // 2):] if stdin_text else ""
-    result.hits = in_context(result.hits, cfg.context_chars - len(piped))  # what the model sees is what Sources lists
-    context = render_context(result.hits, piped)
-    messages = prompt.load("ask").messages(context=context, question=question)
+    budget = cfg.context_chars - len(piped)
+    if system == "baseline":
+        result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
+        messages = prompt.load("ask").messages(context=render_context(result.hits, piped), question=bounded)
+        shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in result.hits]
+    else:
+        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, EXCERPT_CHARS)
+        ranks = sorted({e.rank for e in answer.excerpts})
+        result.hits = [result.hits[r] for r in ranks]
+        messages = prompt.load("ask_grounded").messages(
+            context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
+        shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
+    llm = services.llm
+    answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(messages))
 
     def stream() -> Iterator[str]:
-        llm = services.llm
         llm.reuse_prefix(llm.chat_prompt(messages[:1]).removesuffix(ASSISTANT))
         began = time.perf_counter()
         first = None
-        pieces = []
+        pieces, shown_text = [], []
+        attached: list[Citation] = []
+
+        def on_attach(excerpt: grounding.Excerpt, line: str) -> None:
+            attached.append(Citation(excerpt.path, excerpt.start_line, excerpt.end_line, True,
+                                     f"codeasst matched the line to this excerpt: {line.strip()[:60]}",
+                                     attached=True))
+
+        citing = grounding.CitingStream(answer.excerpts, on_attach) if system == "grounded" else None
         params = GenerationParams(max_tokens=cfg.max_tokens, stop=("<|im_end|>",), repeat_penalty=1.1)
         for token in llm.generate(llm.chat_prompt(messages), params):
             if first is None:
                 first = time.perf_counter()
                 answer.timings["first_token_s"] = round(first - started, 3)
             pieces.append(token.text)
-            yield token.text
+            out = citing.feed(token.text) if citing else token.text
+            shown_text.append(out)
+            if out:
+                yield out
+            if citing and citing.reciting:
+                break
             if token.text.endswith("\n") and _looping("".join(pieces)):
                 break
+        if citing:
+            out = citing.close()
+            shown_text.append(out)
+            if out:
+                yield out
         answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
-        answer.text = "".join(pieces)
-        answer.citations = check_citations(services.repo.root, answer.text, result.hits)
-        answer.citations += attach_citations(answer.text, result.hits, answer.citations)
+        model_text = "".join(pieces)
+        if citing:
+            # The model's own citations: its "[n]" references, resolved (the attached ones are not in it).
+            written = grounding.REFERENCE.sub(
+                lambda m: ", ".join(citing.by_number[int(n)].place for n in re.findall(r"\d+", m.group(1))
+                                    if int(n) in citing.by_number) or m.group(0), model_text)
+            answer.citations = check_citations(services.repo.root, written, result.hits, shown=shown)
+            answer.citations += _new_places(attached, answer.citations)
+            if not any(c.verified for c in answer.citations) or grounding.says_no_answer(model_text):
+                note = ("\n\nThe excerpts may not answer this fully; look next at: "
+                        f"{grounding.where_to_look(answer.excerpts)}")
+                shown_text.append(note)
+                yield note
+        else:
+            answer.citations = check_citations(services.repo.root, model_text, result.hits)
+            answer.citations += attach_citations(model_text, result.hits, answer.citations)
+        answer.text = "".join(shown_text)
+        answer.identifiers = grounding.named_identifiers(model_text)
+        known = grounding.repo_words(services.repo.root, services.indexer().indexed_files())
+        answer.ungrounded = grounding.ungrounded(answer.identifiers, known)
+        answer.timings["total_s"] = round(time.perf_counter() - started, 3)
 
     return answer, stream()
+
+
+def _new_places(citations: list[Citation], have: list[Citation]) -> list[Citation]:
+    seen = {(c.path, c.start_line, c.end_line) for c in have if c.verified}
+    out = []
+    for c in citations:
+        if (c.path, c.start_line, c.end_line) not in seen:
+            seen.add((c.path, c.start_line, c.end_line))
+            out.append(c)
+    return out
+
+
+def footer_lines(answer: Answer) -> list[str]:
+    """What follows an answer in the terminal: its sources, the citations not to rely on, and
+    the names it uses that exist nowhere in the repository."""
+    cited = {(c.path, c.start_line, c.end_line) for c in answer.citations if c.verified}
+    lines = ["Sources (* drawn on by the answer):"]
+    for item in answer.retrieval.hits if answer.retrieval else []:
+        hit = item.hit
+        drawn = ((hit.path, hit.start_line, hit.end_line) in cited
+                 or any(p == hit.path and s <= hit.end_line and hit.start_line <= e for p, s, e in cited))
+        lines.append(f"{'*' if drawn else ' '} {hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}")
+    if any(c.attached for c in answer.citations) and answer.system == "grounded":
+        lines.append("(see path:lines) marks a citation codeasst attached to a line the model left uncited.")
+    unverified = [c for c in answer.citations if not c.verified]
+    if unverified:
+        lines.append("Unverified citations (do not rely on them):")
+        lines += [f"  {c.path}:{c.start_line}-{c.end_line}: {c.reason}" for c in unverified]
+    if answer.ungrounded:
+        lines.append("Not found in the repository (the model may have made these up): "
+                     + ", ".join(f"`{name}`" for name in answer.ungrounded))
+    return lines
 
 
 def _looping(text: str, repeats: int = 3) -> bool:
@@ -122,11 +229,14 @@ def _looping(text: str, repeats: int = 3) -> bool:
         len(lines) >= 2 * repeats and len(set(lines[-2 * repeats:])) <= 2)
 
 
-def check_citations(root: Path, text: str, hits: list[Fused]) -> list[Citation]:
-    """Each path:line in `text`, verified against the repository and the excerpts given."""
+def check_citations(root: Path, text: str, hits: list[Fused],
+                    shown: list[tuple[str, int, int]] | None = None) -> list[Citation]:
+    """Each path:line in `text`, verified against the repository and the excerpts given
+    (`shown`: the line ranges the model saw, when not the hits' own)."""
     seen = set()
     citations = []
-    shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in hits]
+    if shown is None:
+        shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in hits]
     for match in CITATION.finditer(text):
         path, start = match.group(1).removeprefix("./"), int(match.group(2))
         end = int(match.group(3)) if match.group(3) else start

@@ -1,0 +1,58 @@
+"""Grounded `ask` end to end, through the CLI, with the real model, embedder, Chroma and
+ripgrep: the demo's question over codeasst's own code, and a question too long for the
+context window. Bad input for ask and `eval ask` costs no model run."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import assert_one_line_error, run_cli, run_json
+
+PROJECT = Path(__file__).resolve().parents[2]
+DEMO_QUESTION = "How does codeasst decide which files to index?"  # as in the Makefile's demo target
+
+
+def _codeasst_copy(dest: Path) -> Path:
+    """codeasst's README and the packages a question about indexing and search draws on."""
+    subprocess.run(["git", "init", "-q", str(dest)], check=True)
+    shutil.copy(PROJECT / "README.md", dest / "README.md")
+    for package in ("codeasst/index", "codeasst/retrieve", "codeasst/tasks"):
+        shutil.copytree(PROJECT / package, dest / package, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+@pytest.mark.slow
+def test_the_demo_question_is_answered_with_a_verified_citation_of_the_file_rules(tmp_path):
+    assert DEMO_QUESTION in (PROJECT / "Makefile").read_text()
+    root = _codeasst_copy(tmp_path / "codeasst")
+    answer = run_json("ask", DEMO_QUESTION, "-C", str(root))
+    cited = [c for c in answer["citations"] if c["verified"] and c["path"] == "codeasst/index/files.py"]
+    assert cited, answer
+    assert "codeasst/index/files.py:" in answer["answer"]  # the reader sees the place in the text
+    assert not [c for c in answer["citations"] if not c["verified"]], answer["citations"]
+    assert isinstance(answer["ungrounded"], list) and answer["system"] == "grounded"
+
+
+@pytest.mark.slow
+def test_a_question_longer_than_the_context_window_is_answered(make_repo):
+    root = make_repo({"billing/invoice.py": "def invoice_total(lines):\n    return sum(l.qty for l in lines)\n"})
+    question = "why is the invoice total zero?\n" + "\n".join(f"DEBUG row {i} qty=0 price=1" for i in range(3000))  # ~30k tokens, under the 128 KiB argv limit
+    proc = run_cli("ask", question, "-C", str(root), env={"CODEASST_ASK__MAX_TOKENS": "24"})
+    assert "Sources" in proc.stdout and "billing/invoice.py" in proc.stdout
+    assert "context holds" not in proc.stderr
+
+
+def test_bad_input_to_ask_and_eval_ask_is_one_line(make_repo, tmp_path):
+    root = make_repo({"a.py": "x = 1\n"})
+    assert_one_line_error(run_cli("ask", "what is x?", "--system", "smart", "-C", str(root), check_rc=None),
+                          2, "no answer system 'smart'")
+    assert_one_line_error(run_cli("eval", "ask", str(tmp_path / "missing.jsonl"), check_rc=None), 2, "no such file")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"repo": "x", "question": "q"}\n')
+    assert_one_line_error(run_cli("eval", "ask", str(rows), check_rc=None), 2, "not a question row")
+    rows.write_text('{"repo": "x", "question": "q", "expected": ["a.py"]}\n')
+    assert_one_line_error(run_cli("eval", "ask", str(rows), "--systems", "gpt", check_rc=None), 2, "unknown gpt")
