@@ -198,6 +198,8 @@ def ask(
     question: Annotated[str, typer.Argument(help="A question about the code, in any language.")],
     repo: RepoOption = Path("."),
     model: ModelOption = None,
+    system: Annotated[str, typer.Option("--system", help="grounded (numbered excerpts, citations attached, "
+                                        "names checked) or baseline (the answer before issue 11).")] = "grounded",
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question about the repository, citing path:line; stdin, if piped, is added as context."""
@@ -208,7 +210,7 @@ def ask(
     progress = _index_progress(as_json)
     with progress or nullcontext():
         answer, stream = run_ask(services, question, piped or None, interactive=progress is not None,
-                                 progress=progress)
+                                 progress=progress, system=system)
     _allow_fast_exit(answer.retrieval.index)
     for note in answer.retrieval.notes:
         _note(note)
@@ -220,17 +222,127 @@ def ask(
     for piece in stream:
         sys.stdout.write(piece)
         sys.stdout.flush()
-    cited = {(c.path, c.start_line, c.end_line) for c in answer.citations if c.verified}
-    sys.stdout.write("\n\nSources (* drawn on by the answer):\n")
-    for item in answer.retrieval.hits:
-        hit = item.hit
-        mark = "*" if (hit.path, hit.start_line, hit.end_line) in cited else " "
-        sys.stdout.write(f"{mark} {hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}\n")
-    unverified = [c for c in answer.citations if not c.verified]
-    if unverified:
-        sys.stdout.write("Unverified citations (do not rely on them):\n")
-        for c in unverified:
-            sys.stdout.write(f"  {c.path}:{c.start_line}-{c.end_line}: {c.reason}\n")
+    from codeasst.tasks.ask import footer_lines
+
+    sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
+
+
+@app.command()
+def complete(
+    file: Annotated[str, typer.Argument(help="The file, or - to read its text from stdin (name it with --path).")],
+    line: Annotated[int, typer.Option("--line", help="Cursor line, 1-based.")],
+    col: Annotated[int, typer.Option("--col", help="Cursor column, 1-based, in characters.")],
+    path: Annotated[str | None, typer.Option("--path", help="The file's name with stdin (for its language).")] = None,
+    repo: RepoOption = Path("."),
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print a completion at the cursor: whole statements, or nothing when unsure."""
+    from codeasst.tasks.complete import complete_at
+
+    if file == "-":
+        data = sys.stdin.buffer.read()
+        name = path or "stdin.py"
+        target = None
+    else:
+        target = Path(file)
+        if not target.is_file():
+            raise UsageError(f"{file}: no such file")
+        data = target.read_bytes()
+        name = path or file
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+    services = _services(repo, model=model, about_repo=False)
+    data_json = _complete_via_server(services, text, line, col, target, name) if model is None else None
+    if data_json is None:
+        data_json = complete_at(services, text, line, col, name, check_ignored=target).to_json()
+    if as_json:
+        _emit_json(data_json)
+    else:
+        sys.stdout.write(data_json["text"])
+        if data_json["text"] and sys.stdout.isatty():
+            sys.stdout.write("\n")
+
+
+def _complete_via_server(services, text: str, line: int, col: int, target: Path | None, name: str) -> dict | None:
+    """The answer of a running `codeasst serve` for this repository; None: none is up, do it here."""
+    from codeasst.serve import discovery
+
+    server = discovery.find(services.repo.root)
+    if server is None:
+        return None
+    where = target.resolve() if target is not None else services.repo.root / name
+    if not where.is_relative_to(services.repo.root):
+        return None  # the server answers for its repository's files only
+    reply = discovery.post(server, "/v1/complete", {"path": str(where), "line": line, "col": col, "text": text,
+                                                    "client": "cli"})
+    if reply is None:
+        return None
+    status, body = reply
+    if status != 200:
+        raise UsageError(str(body.get("detail", f"the server answered {status}")))
+    return {**body, "server": server.url}
+
+
+@app.command()
+def serve(
+    repo: RepoOption = Path("."),
+    host: Annotated[str, typer.Option("--host", help="Address to bind; anything but 127.0.0.1 is reachable "
+                                      "from other machines.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one.")] = 8765,
+    token: Annotated[str | None, typer.Option("--token", envvar="CODEASST_SERVE_TOKEN",
+                                              help="Require `Authorization: Bearer TOKEN` on every request.")] = None,
+    model: ModelOption = None,
+) -> None:
+    """Keep the models warm for this repository: inline completion over HTTP, and fast one-shot commands."""
+    import socket
+
+    import uvicorn
+
+    from codeasst.serve import discovery
+    from codeasst.serve.app import create_app
+
+    services = _services(repo, model=model)
+    services.llm.load()
+    app_ = create_app(services, token)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    bound = sock.getsockname()[1]
+    url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound}"
+    record = discovery.announce(services.repo.root, url, token)
+    _note(f"serving {services.repo.root} on {url} (model {services.llm.name}; OpenAPI at {url}/docs)")
+    try:
+        uvicorn.Server(uvicorn.Config(app_, log_level="warning")).run(sockets=[sock])
+    finally:
+        discovery.withdraw(record)
+
+
+@app.command()
+def stats(as_json: JsonOption = False) -> None:
+    """Accept Rate, Discard Rate and Happiness of inline suggestions, per model variant and day."""
+    from codeasst.serve.events import EventStore
+
+    days = EventStore.open_default().days()
+    if as_json:
+        _emit_json([{"variant": d.variant, "day": d.day, "shown": d.shown, "accepted": d.accepted,
+                     "discarded": d.discarded, "accept_rate": round(d.accept_rate, 4),
+                     "discard_rate": round(d.discard_rate, 4), "happiness": round(d.happiness, 3)} for d in days])
+        return
+    if not days:
+        typer.echo("no suggestion events yet (`codeasst serve` records them from editor clients)")
+        return
+    typer.echo("| variant | day | shown | accept rate | discard rate | happiness per shown |")
+    typer.echo("|---|---|---|---|---|---|")
+    for d in days:
+        typer.echo(f"| {d.variant} | {d.day} | {d.shown} | {d.accept_rate:.1%} | {d.discard_rate:.1%} | "
+                   f"{d.happiness:.2f} |")
 
 
 @app.command()
@@ -399,7 +511,11 @@ app.add_typer(eval_app, name="eval")
 
 @eval_app.command("retrieval")
 def eval_retrieval(
-    questions: Annotated[Path, typer.Argument(help="JSONL: repo, question, expected files, lang, split.")],
+    questions: Annotated[Path | None, typer.Argument(help="JSONL: repo, question, expected files, lang, split.")] = None,
+    localize: Annotated[Path | None, typer.Option("--localize", help="Also the bug-report set (JSONL: repo, "
+                                                  "question, expected, source), over installed packages.")] = None,
+    repos: Annotated[str | None, typer.Option("--repos", help="With --localize: only these packages, "
+                                              "comma-separated (indexing a big package takes minutes).")] = None,
     split: Annotated[str, typer.Option("--split", help="tune, test or all (each split apart, then together); "
                                        "tune figures are in-sample.")] = "all",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows (of the split).")] = None,
@@ -417,7 +533,40 @@ def eval_retrieval(
     from codeasst.console import stderr_is_tty
 
     flags = {"retrieval.rerank": True} if rerank else None
-    report = evaluate(questions.resolve(), split=split, limit=limit, flags=flags, model=model, on_row=progress)
+    report = evaluate(questions.resolve() if questions else None, split=split, limit=limit, flags=flags, model=model,
+                      on_row=progress, localize=localize.resolve() if localize else None,
+                      repos=[r.strip() for r in repos.split(",") if r.strip()] if repos else None)
+    if as_json:
+        _emit_json(report)
+    else:
+        typer.echo("\n".join(report_lines(report)))
+
+
+@eval_app.command("ask")
+def eval_ask(
+    questions: Annotated[list[Path], typer.Argument(help="JSONL files: repo, question, expected files, lang, split.")],
+    split: Annotated[str, typer.Option("--split", help="tune, test or all (each split apart, then together).")] = "all",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows of each file.")] = None,
+    per_repo: Annotated[int | None, typer.Option("--per-repo", min=1,
+                                                 help="Only the first N rows of each repository.")] = None,
+    systems: Annotated[str, typer.Option("--systems", help="Comma-separated: grounded, baseline.")] = (
+        "baseline,grounded"),
+    out: Annotated[Path | None, typer.Option("--out", help="Write per-answer results here (JSONL).")] = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Cited, on-target and grounded-identifier rates and first-token time of ask's answer systems."""
+    from codeasst.console import stderr_is_tty
+    from codeasst.evals.ask import evaluate, report_lines
+
+    def progress(number: int, total: int, s) -> None:
+        if stderr_is_tty():
+            typer.echo(f"[{number}/{total}] {s.system}: cited {s.cited}, on target {s.on_target}, "
+                       f"{len(s.ungrounded)} of {s.identifiers} names not found, first token {s.first_token_s} s",
+                       err=True)
+
+    report = evaluate([q.resolve() for q in questions], split=split, limit=limit, per_repo=per_repo, model=model, out=out,
+                      systems=[name.strip() for name in systems.split(",") if name.strip()], on_answer=progress)
     if as_json:
         _emit_json(report)
     else:
@@ -445,6 +594,37 @@ def eval_fix(
         _emit_json(report.to_json())
     else:
         typer.echo("\n".join(report.lines()))
+
+
+@eval_app.command("fim")
+def eval_fim(
+    data: Annotated[Path, typer.Argument(help="JSONL: task_id, prefix, suffix, ground_truth, unit_tests.")],
+    split: Annotated[str, typer.Option("--split", help="tune, test or all (by a hash of task_id).")] = "test",
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only N rows (a stable sample).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write per-row generations here (JSONL).")] = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Completion scored by execution: the raw model (plain FIM, first line) against `complete`."""
+    import time
+
+    from codeasst.evals import fim
+
+    services = _services(Path("."), model=model, about_repo=False)
+    rows = fim.load(data.resolve(), split, limit)
+    started = time.perf_counter()
+    from codeasst.tasks.complete import options_from
+
+    options = options_from(services)
+    gens = fim.generate_all(services, rows, options, on_row=lambda n, total: typer.echo(
+        f"[{n}/{total}]", err=True) if n % 25 == 0 else None)
+    result = fim.report(rows, gens, options, split, time.perf_counter() - started)
+    if out:
+        fim.write_rows(out, gens)
+    if as_json:
+        _emit_json(fim.to_json(result))
+    else:
+        typer.echo("\n".join(fim.lines(result)))
 
 
 @eval_app.command("fix-modules")

@@ -145,6 +145,33 @@ class FixSettings(_Section):
     names in a package's modules); by default they stay, marked `# noqa: F401`."""
 
 
+class CompleteSettings(_Section):
+    max_lines: int = 4
+    """Whole statements of the cursor's block a suggestion may hold; mid-line it is one line."""
+
+    max_tokens: int = 96
+    """Tokens the model may write for one suggestion."""
+
+    time_cap_ms: int = 1500
+    """Past this, generation ends at the next newline (llama.cpp's t_max_predict_ms)."""
+
+    min_mean_logprob: float = -0.7
+    """Silence when the suggestion's mean token log-probability is below this (tuned on the dev set's
+    tuning split; see docs/benchmarks.md)."""
+
+    prefix_tokens: int = 1536
+    """Tokens of the current file before the cursor in the prompt."""
+
+    suffix_tokens: int = 256
+    """Tokens of the current file after the cursor in the prompt."""
+
+    context_tokens: int = 0
+    """Tokens of other files' text before the current file (0: none)."""
+
+    in_comments: bool = False
+    """Suggest inside comments and strings too."""
+
+
 class LLMSettings(_Section):
     model: str = "bundled"
     """'bundled' (Qwen2.5-Coder-0.5B-Instruct, shipped with codeasst), 'bundled-1.5b' (if its
@@ -205,6 +232,9 @@ class Settings(BaseSettings):
 
     fix: FixSettings = FixSettings()
     """How fix lints and repairs code."""
+
+    complete: CompleteSettings = CompleteSettings()
+    """How complete suggests code at the cursor."""
 
     llm: LLMSettings = LLMSettings()
     """The language model and how it runs."""

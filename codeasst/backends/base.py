@@ -96,6 +96,15 @@ class LLM(ABC):
         """Backend, device and the like, for `codeasst models --check`."""
         return {"backend": type(self).__name__}
 
+    def cached_tokens(self, prompt: str) -> int:
+        """How many of the prompt's tokens the backend already holds in its KV cache (0: unknown)."""
+        return 0
+
+    def warm(self, text: str) -> int:
+        """Evaluate `text` into the KV cache now, for a prompt that will start with it; the tokens
+        evaluated (0 where the backend keeps no cache)."""
+        return 0
+
     def reuse_prefix(self, text: str) -> None:
         """Hint that prompts will start with `text` (a fixed system prompt), so a backend can
         restore its processed state from disk instead of recomputing it in every process."""

@@ -90,6 +90,30 @@ class LlamaCppLLM(LLM):
             "file": str(self.path),
         }
 
+    def cached_tokens(self, prompt: str) -> int:
+        llama = self.llama
+        held = llama.input_ids[: llama.n_tokens]
+        same = 0
+        for a, b in zip(held, self.tokenize(prompt), strict=False):
+            if a != b:
+                break
+            same += 1
+        return same
+
+    def warm(self, text: str) -> int:
+        tokens = self.tokenize(text)[: self.context_length - 256]
+        with self._lock:
+            llama = self.llama
+            same = 0
+            for a, b in zip(llama.input_ids[: llama.n_tokens], tokens, strict=False):
+                if a != b:
+                    break
+                same += 1
+            llama.n_tokens = same  # eval() drops the cache past here and appends the rest
+            if tokens[same:]:
+                llama.eval(tokens[same:])
+        return len(tokens) - same
+
     def reuse_prefix(self, text: str) -> None:
         """Restore the KV cache for `text` from disk, or compute and save it.
 

@@ -91,6 +91,15 @@ def language_for(path: str) -> str | None:
     return by_ext.get(base[dot:].lower()) if dot > 0 else None
 
 
+def grammar_for(path: str) -> str | None:
+    """The tree-sitter grammar of a code file's language; None for other files."""
+    language = language_for(path)
+    if language is None:
+        return None
+    spec = _table()[0][language]
+    return spec.grammar if spec.format == "code" else None
+
+
 def module_name(path: str) -> str:
     """``src/pkg/server.py`` -> ``pkg.server``; ``pkg/__init__.py`` -> ``pkg``."""
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]

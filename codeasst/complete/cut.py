@@ -1,0 +1,103 @@
+"""Where a suggestion ends: whole statements only, checked with tree-sitter.
+
+The model's text is cut at line ends. Of the cuts, the longest is kept whose
+insertion at the cursor parses with no error the file did not have without it:
+`x = foo(` alone never passes, `x = foo(a)` does. Lines that leave the cursor's
+block (indented less than the cursor's line) were stopped before they got here
+(fim.py); lines that repeat what follows the cursor are dropped here.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any
+
+_PARSERS: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def parse(grammar: str, text: str) -> Any | None:
+    """The tree-sitter tree of `text`; None where there is no grammar for it."""
+    with _LOCK:
+        parser = _PARSERS.get(grammar)
+        if parser is None:
+            try:
+                from tree_sitter_language_pack import get_parser
+
+                parser = _PARSERS[grammar] = get_parser(grammar)
+            except (ImportError, LookupError, ValueError):
+                return None
+        return parser.parse(text.encode("utf-8", "surrogatepass"))
+
+
+def _errors(grammar: str, text: str) -> int | None:
+    """ERROR and MISSING nodes in the tree of `text`; None where there is no grammar for it."""
+    tree = parse(grammar, text)
+    if tree is None:
+        return None
+    count, stack = 0, [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            count += 1
+        elif node.has_error:
+            stack.extend(node.children)
+    return count
+
+
+def _python_ok(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def parses_as_well(grammar: str, prefix: str, middle: str, suffix: str) -> bool:
+    """Whether `prefix + middle + suffix` has no syntax error that `prefix + suffix` lacks."""
+    before, after = prefix + suffix, prefix + middle + suffix
+    errors_before, errors_after = _errors(grammar, before), _errors(grammar, after)
+    if errors_before is not None and errors_after is not None and errors_after > errors_before:
+        return False
+    if grammar == "python":
+        # tree-sitter takes an empty block for a block; Python does not. Where the text compiles
+        # without the suggestion, or with it, the compiler's word is the stricter one.
+        return _python_ok(after) or not _python_ok(before)
+    return errors_after is not None
+
+
+def _repeats(lines: list[str], following: list[str]) -> bool:
+    """Whether `lines` are the lines that already follow the cursor (whitespace aside)."""
+    wanted = [line.strip() for line in lines if line.strip()]
+    after = [line.strip() for line in following if line.strip()][: len(wanted)]
+    return bool(wanted) and wanted == after
+
+
+def cut(grammar: str, prefix: str, text: str, suffix: str, max_lines: int) -> tuple[str, str]:
+    """The longest run of whole lines of `text` (at most `max_lines`; one where the cursor is
+    mid-line) that parses at the cursor, and "" or the reason there is none."""
+    line_start = prefix[prefix.rfind("\n") + 1:]
+    rest_of_line, _, after = suffix.partition("\n")
+    mid_line = bool(line_start.strip())
+    lines = text.split("\n")[: 1 if mid_line else max_lines]
+    for i in range(1, len(lines)):
+        if lines[i].strip() and lines[i].strip() == lines[i - 1].strip():
+            lines = lines[:i]  # the model repeating itself: what came before the loop is the answer
+            break
+    following = after.split("\n")
+    reason = "no complete statement"
+    for n in range(len(lines), 0, -1):
+        middle = "\n".join(lines[:n]).rstrip()
+        if not middle.strip():
+            return "", "whitespace only"
+        if rest_of_line.strip() and middle.endswith(rest_of_line.strip()):
+            middle = middle[: -len(rest_of_line.strip())]  # the model wrote the `)` already there
+            if not middle.strip():
+                return "", "repeats the rest of the line"
+        if _repeats(lines[:n], following) or (middle.strip() == rest_of_line.strip()):
+            reason = "repeats the lines after the cursor"
+            continue
+        if parses_as_well(grammar, prefix, middle, suffix):
+            return middle, ""
+    return "", reason

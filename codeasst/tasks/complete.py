@@ -1,0 +1,76 @@
+"""`codeasst complete`: one suggestion at a position of a file, or silence with its reason.
+
+The position is 1-based (line, column in characters), as editors show it. Bad
+positions, undecodable text and ignored files are refused or silenced here, so
+the CLI and the server answer them alike.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from codeasst.complete.fim import CompleteOptions, Suggestion, complete
+from codeasst.complete.gate import reason_not_to_ask
+from codeasst.errors import UsageError
+from codeasst.index.chunker import grammar_for
+from codeasst.index.files import IgnoreRules
+from codeasst.services import Services
+
+
+@dataclass(frozen=True)
+class Position:
+    prefix: str
+    suffix: str
+
+
+def split_at(text: str, line: int, col: int) -> Position:
+    """The text before and after the cursor at 1-based `line`, `col` (a column just past the line's
+    end is its end); UsageError for a position outside the text."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        raise UsageError(f"line {line} is outside the text (1 to {len(lines)})")
+    current = lines[line - 1]
+    if not 1 <= col <= len(current) + 1:
+        raise UsageError(f"column {col} is outside line {line} (1 to {len(current) + 1})")
+    offset = sum(len(x) + 1 for x in lines[: line - 1]) + col - 1
+    return Position(text[:offset], text[offset:])
+
+
+def options_from(services: Services) -> CompleteOptions:
+    section = services.settings.complete
+    return CompleteOptions(**{name: getattr(section, name) for name in CompleteOptions.__dataclass_fields__})
+
+
+def ignored_reason(services: Services, path: Path) -> str:
+    """Why the repository's ignore rules exclude `path` from suggestions ("" if they do not)."""
+    root = services.repo.root
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return ""  # outside the repository: its rules do not speak for it
+    rules = IgnoreRules(root)
+    parts = rel.split("/")
+    for depth in range(1, len(parts) + 1):
+        verdict = rules.verdict("/".join(parts[:depth]), is_dir=depth < len(parts))
+        if verdict.excluded:
+            return f"{rel} is ignored ({verdict.describe()})"
+    return ""
+
+
+def complete_at(services: Services, text: str, line: int, col: int, path: str,
+                options: CompleteOptions | None = None, *, check_ignored: Path | None = None,
+                cancelled: Callable[[], bool] | None = None) -> Suggestion:
+    """The suggestion at `line`, `col` of `text` (the file `path`, for its language and name)."""
+    options = options or options_from(services)
+    at = split_at(text.replace("\r\n", "\n"), line, col)
+    if check_ignored is not None and (why := ignored_reason(services, check_ignored)):
+        return Suggestion("", reason=why)
+    grammar = grammar_for(path)
+    if why := reason_not_to_ask(grammar, at.prefix, at.suffix, in_comments=options.in_comments):
+        return Suggestion("", reason=why)
+    llm = services.llm
+    llm.load()  # once per process; the latency reported is the suggestion's own
+    return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled)

@@ -1,0 +1,68 @@
+-- A thin Neovim client for `codeasst serve`: all logic stays in the server.
+-- Put this file on your runtimepath (e.g. ~/.config/nvim/lua/codeasst.lua) and call
+--   require("codeasst").setup({ url = "http://127.0.0.1:8765", token = os.getenv("CODEASST_SERVE_TOKEN") })
+-- In insert mode, <C-l> asks for a suggestion (shown as virtual text) and <Tab> accepts it.
+local M = { url = "http://127.0.0.1:8765", token = nil }
+local ns = vim.api.nvim_create_namespace("codeasst")
+local shown = nil -- { id, text, row, col }
+
+local function post(route, body, on_reply)
+  local cmd = { "curl", "-s", "-X", "POST", M.url .. route, "-H", "Content-Type: application/json",
+                "--data-binary", "@-" }
+  if M.token then vim.list_extend(cmd, { "-H", "Authorization: Bearer " .. M.token }) end
+  vim.system(cmd, { stdin = vim.json.encode(body), text = true }, function(out)
+    if out.code == 0 and on_reply then
+      local ok, reply = pcall(vim.json.decode, out.stdout)
+      if ok then vim.schedule(function() on_reply(reply) end) end
+    end
+  end)
+end
+
+local function clear(kind)
+  if shown and kind then post("/v1/events", { kind = kind, id = shown.id, accepted_length = 0 }) end
+  vim.api.nvim_buf_clear_namespace(0, ns, 0, -1)
+  shown = nil
+end
+
+function M.suggest()
+  clear("discarded")
+  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  post("/v1/complete", { path = vim.api.nvim_buf_get_name(0), line = row, col = col + 1, text = text,
+                         client = "nvim-" .. vim.fn.getpid() }, function(reply)
+    if not reply.text or reply.text == "" then return end
+    local lines = vim.split(reply.text, "\n")
+    local virt = { virt_text = { { lines[1], "Comment" } }, virt_text_pos = "inline" }
+    if #lines > 1 then
+      virt.virt_lines = vim.tbl_map(function(l) return { { l, "Comment" } } end, vim.list_slice(lines, 2))
+    end
+    vim.api.nvim_buf_set_extmark(0, ns, row - 1, col, virt)
+    shown = { id = reply.id, text = reply.text, row = row, col = col }
+    post("/v1/events", { kind = "shown", id = reply.id, shown_length = #reply.text })
+  end)
+end
+
+function M.accept()
+  if not shown then return false end
+  local s = shown
+  post("/v1/events", { kind = "accepted", id = s.id, accepted_length = #s.text })
+  vim.api.nvim_buf_clear_namespace(0, ns, 0, -1)
+  shown = nil
+  vim.api.nvim_buf_set_text(0, s.row - 1, s.col, s.row - 1, s.col, vim.split(s.text, "\n"))
+  return true
+end
+
+function M.setup(opts)
+  M.url = (opts and opts.url) or M.url
+  M.token = opts and opts.token
+  vim.keymap.set("i", "<C-l>", M.suggest, { desc = "codeasst: suggest" })
+  vim.keymap.set("i", "<Tab>", function()
+    if not M.accept() then vim.api.nvim_feedkeys(vim.keycode("<Tab>"), "n", false) end
+  end, { desc = "codeasst: accept the suggestion" })
+  vim.api.nvim_create_autocmd({ "InsertLeave", "CursorMovedI" }, { callback = function() clear("discarded") end })
+  vim.api.nvim_create_autocmd("BufEnter", { callback = function(ev)
+    if vim.bo[ev.buf].buftype == "" and ev.file ~= "" then post("/v1/open", { path = ev.file }) end
+  end })
+end
+
+return M

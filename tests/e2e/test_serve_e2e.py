@@ -1,0 +1,98 @@
+"""`codeasst serve` with the real model over real HTTP on 127.0.0.1: completion with the KV prefix
+kept between requests, the type-ahead cache, 4xx for every kind of malformed request, the bearer
+token, events and `codeasst stats`, and the one-shot CLI finding the server."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.e2e.conftest import CLI, free_port, run_json, wait_for_port
+from tests.e2e.test_complete_e2e import BODY_LINE, MODULE
+
+pytestmark = pytest.mark.slow
+TOKEN = "test-token-123"
+
+
+def call(url: str, route: str, payload: dict | bytes | None = None, token: str | None = TOKEN) -> tuple[int, dict]:
+    data = payload if isinstance(payload, bytes) or payload is None else json.dumps(payload).encode()
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    request = urllib.request.Request(url + route, data, headers, method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.fixture
+def server(make_repo):
+    root = make_repo({"mod.py": MODULE, "latin1.py": b"x = '\xe9'\n", ".gitignore": "secret.py\n",
+                      "secret.py": "password = 'x'\n"})
+    port = free_port()
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "--token", TOKEN, "-C", str(root)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, 300)
+        yield root, f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(server):
+    root, url = server
+    assert call(url, "/v1/health", token=None)[0] == 401
+    assert call(url, "/v1/health", token="wrong")[0] == 401
+    openapi = json.loads(urllib.request.urlopen(url + "/openapi.json", timeout=30).read())
+    assert {"/v1/complete", "/v1/search", "/v1/ask", "/v1/events", "/v1/open"} <= set(openapi["paths"])
+
+    at = {"path": "mod.py", "line": BODY_LINE, "col": 5, "client": "editor"}
+    status, first = call(url, "/v1/complete", at)
+    assert status == 200 and first["text"].startswith("return n % 2 == 0"), first
+    status, again = call(url, "/v1/complete", at)
+    assert again["text"] == first["text"]
+    assert again["cached_tokens"] >= first["prompt_tokens"] - 1  # the whole prompt was in the KV cache
+
+    # the user types the suggestion's first characters: the rest comes from the type-ahead cache
+    typed = MODULE.split("\n")
+    typed[BODY_LINE - 1] = "    ret"
+    status, ahead = call(url, "/v1/complete", {**at, "col": 8, "text": "\n".join(typed)})
+    assert ahead["cached"] == "type-ahead" and first["text"] == "ret" + ahead["text"]
+
+    for payload, code, fragment in [
+        ({**at, "line": 99}, 422, "line 99 is outside the text"),
+        ({**at, "col": 0}, 422, "greater than or equal to 1"),
+        ({**at, "path": "../elsewhere.py"}, 403, "outside the repository"),
+        ({**at, "path": "missing.py"}, 404, "no such file"),
+        ({**at, "path": "latin1.py", "line": 1}, 400, "not UTF-8"),
+        ({**at, "path": "secret.py", "line": 1}, 403, "ignored"),
+    ]:
+        status, body = call(url, "/v1/complete", payload)
+        assert status == code and fragment in str(body["detail"]), (payload, status, body)
+    assert call(url, "/v1/complete", b"\xff\xfe not json")[0] in (400, 422)
+    # a body over the limit is refused from its declared length, before it is read
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=30) as sock:
+        sock.sendall(b"POST /v1/complete HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 5242880\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 413 ")
+
+    # events, and the seed's metrics over them
+    assert call(url, "/v1/events", {"kind": "shown", "id": "a", "shown_length": 20})[0] == 200
+    assert call(url, "/v1/events", {"kind": "accepted", "id": "a", "accepted_length": 20})[0] == 200
+    assert call(url, "/v1/events", {"kind": "eaten", "id": "a"})[0] == 422
+    (day,) = run_json("stats", cwd=root)
+    assert (day["shown"], day["accepted"], day["accept_rate"]) == (1, 1, 1.0)
+    assert day["happiness"] == pytest.approx(20 - 3 - 0.05 * 20)
+
+    # a one-shot `codeasst complete` in this repository asks the running server
+    started = time.perf_counter()
+    result = run_json("complete", "mod.py", "--line", str(BODY_LINE), "--col", "5", cwd=root)
+    assert result["server"] == url and result["text"] == first["text"]
+    assert time.perf_counter() - started < 60
