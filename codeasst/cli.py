@@ -177,6 +177,15 @@ def search(
 
     piped = _read_stdin()
     services = _services(repo, {"embedder.model": embedder}, model=model)
+    served = _search_via_server(services, query, k, no_llm) if not (piped or model or embedder) else None
+    if served is not None:
+        if as_json:
+            _emit_json(served)
+            return
+        for hit in served:
+            typer.echo(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}  {hit['symbol']}  "
+                       f"({hit['score']:.3f}; {', '.join(hit['sources'])})")
+        return
     progress = _index_progress(as_json)
     with progress or nullcontext():
         result = run_search(services, query, k, use_llm=not no_llm, context=piped or None,
@@ -191,6 +200,20 @@ def search(
         hit = item.hit
         typer.echo(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}  "
                    f"({item.score:.3f}; {', '.join(item.sources)})")
+
+
+def _search_via_server(services, query: str, k: int | None, no_llm: bool) -> list[dict] | None:
+    """Hits from a running `codeasst serve` for this repository, its models warm; None: do it here
+    (no server, or it could not answer: the local run then gives the error and its exit code)."""
+    from codeasst.serve import discovery
+
+    server = discovery.find(services.repo.root)
+    if server is None or not query.strip():
+        return None
+    reply = discovery.post(server, "/v1/search", {"query": query, "k": k, "no_llm": no_llm})
+    if reply is None or reply[0] != 200:
+        return None
+    return reply[1]["hits"]
 
 
 @app.command()

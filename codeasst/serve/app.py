@@ -93,6 +93,7 @@ class ServerState:
     latest: dict[str, int] = field(default_factory=dict)  # client -> number of its newest request
     typed: dict[tuple[str, str], _Typed] = field(default_factory=dict)
     counter: int = 0
+    served: dict[str, int] = field(default_factory=dict)  # route -> requests answered, for /v1/health
 
 
 class _BodyLimit:
@@ -178,7 +179,8 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.get("/v1/health", dependencies=[Depends(authorized)])
     def health() -> dict:
-        return {"repo": str(services.repo.root), "model": services.llm.name, "pid": os.getpid()}
+        return {"repo": str(services.repo.root), "model": services.llm.name, "pid": os.getpid(),
+                "served": dict(state.served)}
 
     @app.post("/v1/complete", dependencies=[Depends(authorized)])
     def complete(body: CompleteRequest) -> dict:
@@ -229,6 +231,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
         with state.lock:
             result = find(services, body.query, body.k, use_llm=not body.no_llm)
+            state.served["search"] = state.served.get("search", 0) + 1
         return {"query": body.query, "hits": hits_json(result.hits), "timings": result.timings}
 
     @app.post("/v1/ask", dependencies=[Depends(authorized)])

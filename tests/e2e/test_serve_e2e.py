@@ -96,3 +96,8 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
     result = run_json("complete", "mod.py", "--line", str(BODY_LINE), "--col", "5", cwd=root)
     assert result["server"] == url and result["text"] == first["text"]
     assert time.perf_counter() - started < 60
+
+    # and so does `codeasst search`, with the same hits it finds alone
+    hits = run_json("search", "is_even", "--no-llm", "-k", "3", cwd=root)
+    assert hits[0]["path"] == "mod.py"
+    assert call(url, "/v1/health")[1]["served"] == {"search": 1}
