@@ -22,6 +22,7 @@ from pathlib import Path
 from codeasst.errors import CodeasstError
 
 _LIMITS: dict[tuple, int | None] = {}
+_E501_LIMIT = re.compile(r"\(\d+ > (\d+) characters\)")
 CONFIG_FILES = ("setup.cfg", "tox.ini", ".flake8")
 # A tab cannot occur in a path flake8 prints nor in a code, so the split below is unambiguous.
 _FORMAT = "%(path)s\t%(row)d\t%(col)d\t%(code)s\t%(text)s"
@@ -96,6 +97,14 @@ def _refuse_untrusted_plugins(config: Path) -> None:
             hint=f"review it, then run `codeasst trust {config}`; or set fix.linter in your own config")
 
 
+def reported_limit(diagnostics: Sequence[Diagnostic]) -> int | None:
+    """The max-line-length flake8 states in its E501 messages, if it reported one."""
+    for diag in diagnostics:
+        if diag.code == "E501" and (match := _E501_LIMIT.search(diag.message)):
+            return int(match.group(1))
+    return None
+
+
 @dataclass(frozen=True)
 class Linter:
     """flake8 bound to one file's name and project, so a candidate text lints like that file."""
@@ -135,9 +144,7 @@ class Linter:
         """The project's max-line-length, as flake8 reports it on a probe line (None: E501 is off)."""
         if (key := (self.cwd, self.display_name, self.command, self.isolated)) not in _LIMITS:
             probe = "x = " + repr("a " * 500) + "\n"
-            found = [d for d in self.check(probe) if d.code == "E501"]
-            match = re.search(r"\(\d+ > (\d+) characters\)", found[0].message) if found else None
-            _LIMITS[key] = int(match.group(1)) if match else None
+            _LIMITS[key] = reported_limit(self.check(probe))
         return _LIMITS[key]
 
     def _run(self, argv: list[str], stdin: bytes) -> list[Diagnostic]:

@@ -140,6 +140,14 @@ def generate(llm: LLM, prompt: str, prefix: str, options: CompleteOptions,
     return text, list(zip(ends, logprobs, strict=True)), generated
 
 
+def mean_logprob(tokens: list[tuple[int, float]], text: str) -> float | None:
+    """The mean log-probability of the tokens that wrote `text` (a prefix of the model's text);
+    `tokens` holds where each token ends in that text, and its log-probability."""
+    starts = [0, *(end for end, _ in tokens)]
+    covering = [lp for (_, lp), start in zip(tokens, starts, strict=False) if start < len(text)]
+    return sum(covering) / len(covering) if covering else None
+
+
 def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: CompleteOptions = CompleteOptions(),
              *, context: Sequence[tuple[str, str]] = (), repo: str = "", path: str = "",
              cancelled: Callable[[], bool] | None = None) -> Suggestion:
@@ -154,12 +162,9 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
                           generated_tokens=generated, latency_ms=(time.perf_counter() - started) * 1000)
     suggestion = Suggestion("", raw=raw, prompt_tokens=llm.count_tokens(prompt) or 0, cached_tokens=cached,
                             generated_tokens=generated)
-    text, reason = cut(grammar or "", prefix, raw, suffix, options.max_lines) if grammar else \
+    text, reason = cut(grammar, prefix, raw, suffix, options.max_lines) if grammar else \
         _plain_cut(raw, prefix, options)
-    # the tokens that wrote the suggestion: each starts where the one before it ended
-    starts = [0, *(end for end, _ in tokens)]
-    covering = [lp for (_, lp), start in zip(tokens, starts, strict=False) if start < len(text)]
-    suggestion.mean_logprob = sum(covering) / len(covering) if covering else None
+    suggestion.mean_logprob = mean_logprob(tokens, text)
     if text and suggestion.mean_logprob is not None and suggestion.mean_logprob < options.min_mean_logprob:
         text = ""
         reason = f"the model is unsure (mean log-probability {suggestion.mean_logprob:.2f} < " \

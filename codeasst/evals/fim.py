@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codeasst.complete.cut import cut
-from codeasst.complete.fim import CompleteOptions, fim_prompt, generate
+from codeasst.complete.fim import CompleteOptions, fim_prompt, generate, mean_logprob
 from codeasst.errors import UsageError
 from codeasst.services import Services
 
@@ -122,10 +122,8 @@ def suggestion(row: Row, gen: Generation, max_lines: int, threshold: float) -> s
     text, _ = cut("python", row.prefix, gen.raw, row.suffix, max_lines)
     if not text:
         return ""
-    starts = [0, *(end for end, _ in gen.tokens)]
-    covering = [lp for (_, lp), start in zip(gen.tokens, starts, strict=False) if start < len(text)]
-    mean = sum(covering) / len(covering) if covering else 0.0
-    return text if mean >= threshold else ""
+    mean = mean_logprob(gen.tokens, text)
+    return text if mean is None or mean >= threshold else ""
 
 
 @dataclass

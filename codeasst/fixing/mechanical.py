@@ -46,18 +46,14 @@ from codeasst.fixing.verify import (
     module_scope,
 )
 from codeasst.fixing.wrap import join_statement, wrap_statement
-from codeasst.lint import Diagnostic
+from codeasst.lint import Diagnostic, reported_limit
 
-_LIMIT = re.compile(r"\(\d+ > (\d+) characters\)")
 _PURE = (ast.Constant, ast.Name)
 
 
 def line_limit(diagnostics: list[Diagnostic], default: int = 79) -> int:
     """The project's max-line-length, as flake8 states it in E501 messages."""
-    for diag in diagnostics:
-        if diag.code == "E501" and (match := _LIMIT.search(diag.message)):
-            return int(match.group(1))
-    return default
+    return reported_limit(diagnostics) or default
 
 
 def autopep8_fix(text: str, codes: set[str], max_line_length: int) -> str | None:

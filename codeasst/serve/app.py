@@ -159,7 +159,7 @@ def _read(target: Path, rel: str) -> str:
 
 
 def create_app(services: Services, token: str | None = None, events: EventStore | None = None) -> FastAPI:
-    from codeasst.tasks.complete import complete_at, ignored_reason, options_from
+    from codeasst.tasks.complete import complete_at, ignored_reason, options_from, split_at
 
     state = ServerState(services, events or EventStore.open_default())
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
@@ -192,8 +192,6 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
             state.counter += 1
             number = state.latest[body.client] = state.counter
         started = time.perf_counter()
-        from codeasst.tasks.complete import split_at
-
         try:
             at = split_at(text.replace("\r\n", "\n"), body.line, body.col)
         except UsageError as exc:
@@ -239,11 +237,13 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         from codeasst.tasks.ask import ask as run_ask
 
         state.lock.acquire()
+        started = False
         try:
             answer, stream = run_ask(services, body.question, None)
-        except BaseException:
-            state.lock.release()
-            raise
+            started = True
+        finally:
+            if not started:  # the stream below releases it once the answer is written
+                state.lock.release()
 
         def lines() -> Iterator[bytes]:
             try:

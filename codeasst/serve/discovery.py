@@ -61,7 +61,7 @@ def find(root: Path) -> Server | None:
         return None
 
 
-def _request(server: Server, route: str, payload: dict, timeout: float) -> urllib.request.Request:
+def _request(server: Server, route: str, payload: dict) -> urllib.request.Request:
     headers = {"Content-Type": "application/json"}
     if server.token:
         headers["Authorization"] = f"Bearer {server.token}"
@@ -71,7 +71,7 @@ def _request(server: Server, route: str, payload: dict, timeout: float) -> urlli
 def post(server: Server, route: str, payload: dict, timeout: float = 120.0) -> tuple[int, dict] | None:
     """(status, JSON body) from the server; None when it cannot be reached (fall back)."""
     try:
-        with urllib.request.urlopen(_request(server, route, payload, timeout), timeout=timeout) as response:
+        with urllib.request.urlopen(_request(server, route, payload), timeout=timeout) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         try:
@@ -85,7 +85,7 @@ def post(server: Server, route: str, payload: dict, timeout: float = 120.0) -> t
 def stream(server: Server, route: str, payload: dict, timeout: float = 600.0) -> Iterator[dict] | None:
     """The server's NDJSON lines, or None when it cannot be reached."""
     try:
-        response = urllib.request.urlopen(_request(server, route, payload, timeout), timeout=timeout)
+        response = urllib.request.urlopen(_request(server, route, payload), timeout=timeout)
     except (OSError, ValueError):
         return None
 
