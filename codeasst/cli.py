@@ -251,6 +251,40 @@ def ask(
 
 
 @app.command()
+def chat(
+    repo: RepoOption = Path("."),
+    model: ModelOption = None,
+    resume: Annotated[int | None, typer.Option("--resume", help="Continue conversation ID (/history lists them).")] = None,
+    last: Annotated[bool, typer.Option("--continue", "-c", help="Continue the latest conversation.")] = False,
+    theme: Annotated[str | None, typer.Option("--theme", help="A Textual theme, e.g. textual-light; "
+                                              "by default light or dark as the terminal says.")] = None,
+) -> None:
+    """Talk about the code in a terminal UI; with a question piped in, print one answer instead."""
+    piped = _read_stdin()
+    if piped is not None:
+        if not piped.strip():
+            raise UsageError("the question on stdin is empty")
+        ask(piped.strip(), repo=repo, model=model, system="grounded", as_json=False)
+        return
+    if not sys.stdout.isatty():
+        raise UsageError("chat needs a terminal; pipe a question in (echo QUESTION | codeasst chat) "
+                         "or use `codeasst ask`")
+    from codeasst.chat.app import make_app, setup_logging
+    from codeasst.chat.assistant import RepoAssistant
+    from codeasst.chat.history import History
+
+    services = _services(repo, model=model)
+    history = History.open_default(services.repo.root)
+    setup_logging()
+    chat_app = make_app(RepoAssistant(services), history, services.repo.root.name, resume=resume, latest=last,
+                        theme=theme)
+    try:
+        chat_app.run()
+    finally:
+        history.close()
+
+
+@app.command()
 def complete(
     file: Annotated[str, typer.Argument(help="The file, or - to read its text from stdin (name it with --path).")],
     line: Annotated[int, typer.Option("--line", help="Cursor line, 1-based.")],

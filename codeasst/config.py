@@ -172,6 +172,14 @@ class CompleteSettings(_Section):
     """Suggest inside comments and strings too."""
 
 
+class ChatSettings(_Section):
+    history_tokens: int = 1024
+    """Tokens of earlier turns a follow-up question carries to the model; the oldest go first."""
+
+    answer_chars: int = 1500
+    """Characters of each earlier answer kept for follow-ups (its start: the answer itself, not its notes)."""
+
+
 class LLMSettings(_Section):
     model: str = "bundled"
     """'bundled' (Qwen2.5-Coder-0.5B-Instruct, shipped with codeasst), 'bundled-1.5b' (if its
@@ -235,6 +243,9 @@ class Settings(BaseSettings):
 
     complete: CompleteSettings = CompleteSettings()
     """How complete suggests code at the cursor."""
+
+    chat: ChatSettings = ChatSettings()
+    """How chat keeps a conversation."""
 
     llm: LLMSettings = LLMSettings()
     """The language model and how it runs."""

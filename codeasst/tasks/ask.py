@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -56,6 +56,7 @@ class Answer:
     ungrounded: list[str] = field(default_factory=list)  # those found nowhere in the repository
     prompt_tokens: int | None = None
     excerpts: list[grounding.Excerpt] = field(default_factory=list)  # what the grounded model saw
+    generated_tokens: int = 0
 
     def to_json(self) -> dict:
         return {
@@ -100,17 +101,22 @@ def render_context(hits: list[Fused], piped: str) -> str:
 
 
 def ask(services: Services, question: str, stdin_text: str | None = None, *, interactive: bool = False,
-        progress: Progress | None = None, system: str = "grounded",
-        update_index: bool = True) -> tuple[Answer, Iterator[str]]:
+        progress: Progress | None = None, system: str = "grounded", update_index: bool = True,
+        history: Sequence[tuple[str, str]] = ()) -> tuple[Answer, Iterator[str]]:
     """Retrieve, then return the answer object and a stream of its text; citations are
-    checked, and the names the answer uses looked up, when the stream ends."""
+    checked, and the names the answer uses looked up, when the stream ends.
+
+    `history`: earlier (question, answer) turns of a conversation, already cut to the caller's
+    token budget. They go to the model as earlier messages, and a short follow-up ("and where
+    is it tested?") is retrieved together with the question before it."""
     if system not in SYSTEMS:
         raise UsageError(f"no answer system {system!r}; choose one of {', '.join(SYSTEMS)}")
     cfg = services.settings.ask
     started = time.perf_counter()
     bounded = grounding.bound_question(question, QUESTION_CHARS)
     # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
-    result = find(services, bounded, services.settings.retrieval.k, context=stdin_text,
+    query = follow_up_query(bounded, history)
+    result = find(services, query, services.settings.retrieval.k, context=stdin_text,
                   full_analysis=cfg.query_analysis, interactive=interactive, progress=progress,
                   update_index=update_index)
     answer = Answer(question, retrieval=result, timings=dict(result.timings), system=system)
@@ -129,6 +135,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
         messages = prompt.load("ask_grounded").messages(
             context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
         shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
+    messages = messages[:1] + _earlier_turns(history) + messages[1:]
     llm = services.llm
     answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(messages))
 
@@ -151,6 +158,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
                 first = time.perf_counter()
                 answer.timings["first_token_s"] = round(first - started, 3)
             pieces.append(token.text)
+            answer.generated_tokens += 1
             out = citing.feed(token.text) if citing else token.text
             shown_text.append(out)
             if out:
@@ -188,6 +196,24 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
         answer.timings["total_s"] = round(time.perf_counter() - started, 3)
 
     return answer, stream()
+
+
+# A follow-up this short leans on the question before it for its subject.
+FOLLOW_UP_WORDS = 8
+
+
+def follow_up_query(question: str, history: Sequence[tuple[str, str]]) -> str:
+    """What to retrieve for `question`: itself, or with the previous question when it is a short follow-up."""
+    if not history or len(question.split()) > FOLLOW_UP_WORDS:
+        return question
+    return f"{history[-1][0]}\n{question}"
+
+
+def _earlier_turns(history: Sequence[tuple[str, str]]) -> list[dict]:
+    messages = []
+    for question, reply in history:
+        messages += [{"role": "user", "content": question}, {"role": "assistant", "content": reply}]
+    return messages
 
 
 def _new_places(citations: list[Citation], have: list[Citation]) -> list[Citation]:

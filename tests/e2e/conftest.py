@@ -16,11 +16,12 @@ CLI = [sys.executable, "-m", "codeasst.cli"]
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, check_rc: int | None = 0,
-            timeout: float = 600) -> subprocess.CompletedProcess:
+            timeout: float = 600, input_text: str | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess; stdin is `input_text` when given, else empty (not a terminal)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     proc = subprocess.run([*CLI, *args], cwd=cwd, env=full_env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, input=input_text)
     if check_rc is not None:
         assert proc.returncode == check_rc, f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc

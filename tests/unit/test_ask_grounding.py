@@ -148,6 +148,19 @@ def test_ask_grounded_resolves_references_attaches_and_flags(shop):
     assert data["excerpts"][0]["number"] == 1 and "total_s" in data["timings"]
 
 
+def test_a_follow_up_carries_the_earlier_turns_to_the_model_and_to_retrieval(shop):
+    llm = ScriptedLLM(["It is in `invoice_total` [1].\n"])
+    services = build_services(shop, embedder=HashingEmbedder(), llm=llm)
+    earlier = [("how is the invoice total computed?", "By `invoice_total`, which adds VAT.")]
+    answer, stream = ask(services, "and the tax?", history=earlier)
+    "".join(stream)
+    prompt = llm.history[-1]
+    # system, then the earlier turn as user and assistant messages, then the new question last
+    assert prompt.index("how is the invoice total computed?") < prompt.index("By `invoice_total`, which adds VAT.")
+    assert prompt.index("By `invoice_total`, which adds VAT.") < prompt.index("Question: and the tax?")
+    assert answer.retrieval.question.startswith("how is the invoice total computed?")
+
+
 def test_ask_says_where_to_look_when_nothing_is_drawn_on(shop):
     llm = ScriptedLLM(["I cannot answer that from these.\n"])
     services = build_services(shop, embedder=HashingEmbedder(), llm=llm)

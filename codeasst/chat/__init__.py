@@ -1,0 +1,1 @@
+"""`codeasst chat`: the terminal UI for conversations about the repository."""

@@ -1,0 +1,211 @@
+"""What the chat asks of codeasst, in one small interface the TUI calls from its workers.
+
+`RepoAssistant` does the work through the same use cases as the CLI (`tasks.ask`,
+`tasks.search`, `tasks.fix`) on one `Services`, so models load once per session. Every
+method may block for seconds: the app calls them from worker threads only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from codeasst.chat.history import Source, Turn
+from codeasst.errors import UsageError
+from codeasst.index.indexer import Progress
+from codeasst.services import Services
+
+
+@dataclass
+class Status:
+    model: str
+    files: int = 0
+    chunks: int = 0
+    indexed: bool = False
+    stale: int = 0  # files added, changed or deleted since the last index run
+
+    def line(self) -> str:
+        if not self.indexed:
+            index = "not indexed yet: the first question indexes"
+        else:
+            index = f"{self.files:,} files, {self.chunks:,} chunks" + (f", {self.stale} stale" if self.stale else "")
+        return f"{index} · {self.model}"
+
+
+@dataclass
+class FixProposal:
+    path: str
+    diff: str
+    summary: str
+    result: object = field(repr=False, default=None)  # tasks.fix.FixResult
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+
+class Assistant(Protocol):
+    def status(self) -> Status: ...
+
+    def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
+               cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn: ...
+
+    def search(self, query: str) -> list[Source]: ...
+
+    def propose_fix(self, path: str) -> FixProposal: ...
+
+    def apply_fix(self, proposal: FixProposal) -> str: ...
+
+    def switch_model(self, name: str) -> str: ...
+
+    def models(self) -> list[str]: ...
+
+    def excerpt(self, source: Source, context: int = 0) -> str: ...
+
+
+def fit_history(turns: Sequence[Turn], budget_tokens: int, answer_chars: int,
+                count: Callable[[str], int]) -> list[tuple[str, str]]:
+    """The latest finished turns, as (question, answer) pairs, that fit `budget_tokens` together;
+    the oldest go first. Each answer is cut to its first `answer_chars` characters."""
+    kept: list[tuple[str, str]] = []
+    used = 0
+    for turn in reversed(turns):
+        if turn.state != "done" or not turn.answer.strip():
+            continue
+        pair = (turn.question, turn.answer[:answer_chars])
+        cost = count(pair[0]) + count(pair[1])
+        if used + cost > budget_tokens:
+            break
+        kept.append(pair)
+        used += cost
+    return kept[::-1]
+
+
+def sources_of(answer) -> list[Source]:
+    """An answer's places: what it cites first (verified), then the rest of what was retrieved,
+    marked when a citation falls inside it. Each is labelled with the symbol retrieved there."""
+    hits = [item.hit for item in answer.retrieval.hits] if answer.retrieval else []
+
+    def symbol(path: str, start: int, end: int) -> str:
+        return next((h.name for h in hits if h.path == path and h.start_line <= end and start <= h.end_line), "")
+
+    out: list[Source] = []
+    cited: set[tuple[str, int, int]] = set()
+    for c in answer.citations:
+        if c.verified and (c.path, c.start_line, c.end_line) not in cited:
+            cited.add((c.path, c.start_line, c.end_line))
+            out.append(Source(c.path, c.start_line, c.end_line, symbol(c.path, c.start_line, c.end_line),
+                              True, c.attached))
+    for hit in hits:
+        if (hit.path, hit.start_line, hit.end_line) in cited:
+            continue
+        drawn_on = any(p == hit.path and s <= hit.end_line and hit.start_line <= e for p, s, e in cited)
+        out.append(Source(hit.path, hit.start_line, hit.end_line, hit.name, verified=drawn_on))
+    return out
+
+
+class RepoAssistant:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    @property
+    def root(self) -> Path:
+        return self.services.repo.root
+
+    def status(self) -> Status:
+        data = self.services.indexer().status()
+        stale = sum(len(v) for v in data["stale"].values())
+        return Status(self.services.model_spec.name, data["files"], data["chunks"], data["indexed"], stale)
+
+    def _count(self, text: str) -> int:
+        n = self.services.llm.count_tokens(text)
+        return n if n is not None else len(text) // 4 + 1
+
+    def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
+               cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn:
+        from codeasst.tasks.ask import ask
+
+        cfg = self.services.settings.chat
+        pairs = fit_history(history, cfg.history_tokens, cfg.answer_chars, self._count) if history else []
+        turn = Turn(question)
+        answer, stream = ask(self.services, question, interactive=True, progress=progress, history=pairs)
+        pieces: list[str] = []
+        first = last = None
+        try:
+            if cancelled():  # Esc while retrieving: do not start the model at all
+                turn.state = "cancelled"
+            for piece in () if cancelled() else stream:
+                if cancelled():
+                    turn.state = "cancelled"
+                    break
+                last = time.perf_counter()
+                first = first or last
+                pieces.append(piece)
+                on_text(piece)
+        finally:
+            stream.close()  # stops the model where it is
+        turn.answer = answer.text if turn.state == "done" else "".join(pieces)
+        turn.sources = sources_of(answer)
+        turn.ungrounded = list(answer.ungrounded)
+        writing = (last - first) if first and last else 0.0
+        turn.stats = {"first_token_s": answer.timings.get("first_token_s", 0.0),
+                      "cited": sum(1 for c in answer.citations if c.verified),
+                      # generation speed: the tokens after the first, over the time they took
+                      "tokens_per_s": round((answer.generated_tokens - 1) / writing, 1) if writing > 0.05 else 0.0}
+        return turn
+
+    def search(self, query: str) -> list[Source]:
+        from codeasst.tasks.search import search
+
+        result = search(self.services, query, None, use_llm=False, interactive=True)
+        return [Source(f.hit.path, f.hit.start_line, f.hit.end_line, f.hit.name) for f in result.hits]
+
+    def _resolve(self, path: str) -> Path:
+        target = Path(path).expanduser()
+        return target if target.is_absolute() else self.root / target
+
+    def propose_fix(self, path: str) -> FixProposal:
+        from codeasst.tasks.fix import fix_file
+
+        if not path:
+            raise UsageError("/fix needs a file: /fix path/to/module.py")
+        result = fix_file(self.services, self._resolve(path), for_write=True, name=path)
+        done = len(result.before) - len(result.after)
+        summary = f"{path}: {done} of {len(result.before)} findings fixed"
+        if result.after:
+            summary += "; left: " + ", ".join(f"{d.code} line {d.line}" for d in result.after[:6])
+            summary += " …" if len(result.after) > 6 else ""
+        return FixProposal(path, result.diff(), summary, result)
+
+    def apply_fix(self, proposal: FixProposal) -> str:
+        """Write the fix back through the same verified, atomic path as `codeasst fix --write`."""
+        from codeasst.tasks.fix import write_fix
+
+        written = write_fix(proposal.result)
+        return f"wrote {proposal.path}" if written else f"{proposal.path}: nothing to write"
+
+    def switch_model(self, name: str) -> str:
+        from codeasst.models import resolve
+
+        spec = resolve(self.services.settings, name)  # an unknown name raises here, before anything changes
+        self.services.model_choice = name
+        for cached in ("model_spec", "llm"):
+            self.services.__dict__.pop(cached, None)
+        return spec.name
+
+    def models(self) -> list[str]:
+        from codeasst.models import available_models
+
+        return [s.name for s in available_models(self.services.settings) if s.available]
+
+    def excerpt(self, source: Source, context: int = 0) -> str:
+        target = self._resolve(source.path)
+        try:
+            lines = target.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            raise UsageError(f"cannot read {source.path}: {exc.strerror}") from None
+        start = max(1, source.start_line - context)
+        return "\n".join(lines[start - 1:source.end_line + context])
