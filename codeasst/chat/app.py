@@ -20,7 +20,7 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
@@ -40,7 +40,8 @@ KEYS = [
     ("Enter", "send the question or command"),
     ("Ctrl+J", "new line in the question (Shift+Enter where the terminal reports it)"),
     ("Up / Down", "recall what you typed before (on the first or last line)"),
-    ("Tab", "complete a /command; otherwise move to the sources"),
+    ("Tab", "complete a /command; otherwise move to the sources and back"),
+    ("PgUp / PgDn", "scroll the conversation"),
     ("Esc", "stop the answer being written"),
     ("Enter on a source", "show its code; e opens it in $EDITOR"),
     ("Ctrl+L", "new conversation"),
@@ -51,7 +52,8 @@ KEYS = [
 class SourcesList(OptionList):
     """The current answer's places; Enter shows the code, e opens $EDITOR at the line."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("e", "edit", "Open in $EDITOR")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select", "Show code"),
+                                             Binding("e", "edit", "Open in $EDITOR")]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -75,11 +77,11 @@ class SourcesList(OptionList):
 
 
 class _IndexProgress:
-    """Index progress from the worker thread, shown as a bar in the turn that waits on it."""
+    """Index progress from the worker thread, shown as a labelled bar in the turn that waits on it."""
 
     def __init__(self, app: ChatApp, view: TurnView) -> None:
         self.app, self.view = app, view
-        self.bar: ProgressBar | None = None
+        self.box: Horizontal | None = None
 
     def start(self, files: int) -> None:
         self.app.call_from_thread(self._start, files)
@@ -89,18 +91,19 @@ class _IndexProgress:
             self.app.call_from_thread(self._advance, files)
 
     async def _start(self, files: int) -> None:
-        self.bar = ProgressBar(total=files, show_eta=False)
-        self.view.note(f"indexing {files:,} files before the first answer…")
-        await self.view.mount(self.bar)
+        await self.finish()
+        self.box = Horizontal(Static(f"indexing {files:,} {'file' if files == 1 else 'files'} ", classes="meta"),
+                              ProgressBar(total=files, show_eta=False), classes="indexing")
+        await self.view.mount(self.box)
 
     def _advance(self, files: int) -> None:
-        if self.bar is not None:
-            self.bar.advance(files)
+        if self.box is not None:
+            self.box.query_one(ProgressBar).advance(files)
 
     async def finish(self) -> None:
-        if self.bar is not None:
-            await self.bar.remove()
-            self.bar = None
+        if self.box is not None:
+            box, self.box = self.box, None
+            await box.remove()
 
 
 class ChatApp(App):
@@ -114,9 +117,13 @@ class ChatApp(App):
     #prompt { height: auto; min-height: 3; max-height: 8; border: round $accent; }
     #status { height: 1; padding: 0 1; color: $text-muted; background: $panel; }
     .welcome { color: $text-muted; padding: 0 1; margin-bottom: 1; }
+    .indexing { height: 1; padding: 0 1; }
+    .indexing Static { width: auto; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Stop answer"),
+        Binding("pageup", "scroll_conversation(-1)", "Scroll", show=False, priority=True),
+        Binding("pagedown", "scroll_conversation(1)", "Scroll", show=False, priority=True),
         Binding("ctrl+l", "new_conversation", "New chat"),
         Binding("ctrl+q", "quit", "Quit", priority=True),
     ]
@@ -134,6 +141,7 @@ class ChatApp(App):
         self._status: Status | None = None
         self._last_rate = 0.0
         self._current: TurnView | None = None
+        self._answering = False  # busy with an answer (Esc stops it), not a command
         if theme:
             if theme not in self.available_themes:
                 raise UsageError(f"no theme {theme!r}", hint="try textual-light, textual-dark, ansi-light or ansi-dark")
@@ -142,7 +150,9 @@ class ChatApp(App):
     # Layout
 
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(id="conversation")
+        conversation = VerticalScroll(id="conversation")
+        conversation.can_focus = False  # Tab goes between the prompt and the sources; PgUp/PgDn scroll
+        yield conversation
         yield OptionList(id="suggestions")
         sources = SourcesList(id="sources")
         sources.border_title = "Sources"
@@ -176,7 +186,7 @@ class ChatApp(App):
         if self._last_rate:
             parts.append(f"{self._last_rate:.1f} tok/s")
         if self.busy:
-            parts.append("answering… Esc stops")
+            parts.append("answering… Esc stops" if self._answering else "working…")
         self.query_one("#status", Static).update(" · ".join(parts))
 
     @work(thread=True, group="status")
@@ -194,11 +204,14 @@ class ChatApp(App):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel":
-            return self.busy  # the footer shows Esc only while an answer is being written
+            return self.busy and self._answering  # the footer shows Esc only while an answer is being written
+        if action == "scroll_conversation":
+            return len(self.screen_stack) == 1  # not under a dialog or the code view
         return True
 
-    def _set_busy(self, busy: bool) -> None:
+    def _set_busy(self, busy: bool, answering: bool = False) -> None:
         self.busy = busy
+        self._answering = busy and answering
         self.refresh_bindings()
         self._refresh_status()
 
@@ -236,7 +249,7 @@ class ChatApp(App):
         self._current = view
         stream = view.answer.get_stream(view.answer)
         self._cancel.clear()
-        self._set_busy(True)
+        self._set_busy(True, answering=True)
         view.note("looking through the code…")
         self._answer(question, view, stream, list(self.conversation.turns))
 
@@ -295,6 +308,13 @@ class ChatApp(App):
         self._set_busy(False)
         if self._status is None or not self._status.indexed or self._status.stale:
             self.load_status()
+
+    def action_scroll_conversation(self, pages: int) -> None:
+        conversation = self.query_one("#conversation", VerticalScroll)
+        if pages < 0:
+            conversation.scroll_page_up()
+        else:
+            conversation.scroll_page_down()
 
     def action_cancel(self) -> None:
         if self.busy and not self._cancel.is_set():
@@ -442,7 +462,7 @@ class ChatApp(App):
 
     async def _export(self, arg: str) -> None:
         if not self.conversation.turns:
-            await self._say("Nothing to export yet.", "error")
+            await self._say("Nothing to export yet: no question has been answered in this conversation.", "error")
             return
         if arg:
             target = Path(arg).expanduser()

@@ -90,7 +90,8 @@ def sources_of(answer) -> list[Source]:
     hits = [item.hit for item in answer.retrieval.hits] if answer.retrieval else []
 
     def symbol(path: str, start: int, end: int) -> str:
-        return next((h.name for h in hits if h.path == path and h.start_line <= end and start <= h.end_line), "")
+        name = next((h.name for h in hits if h.path == path and h.start_line <= end and start <= h.end_line), "")
+        return short_name(name, path)
 
     out: list[Source] = []
     cited: set[tuple[str, int, int]] = set()
@@ -103,8 +104,17 @@ def sources_of(answer) -> list[Source]:
         if (hit.path, hit.start_line, hit.end_line) in cited:
             continue
         drawn_on = any(p == hit.path and s <= hit.end_line and hit.start_line <= e for p, s, e in cited)
-        out.append(Source(hit.path, hit.start_line, hit.end_line, hit.name, verified=drawn_on))
+        out.append(Source(hit.path, hit.start_line, hit.end_line, short_name(hit.name, hit.path), verified=drawn_on))
     return out
+
+
+def short_name(name: str, path: str) -> str:
+    """A symbol without its module, which the path beside it already says: `History.latest`, not
+    `codeasst.chat.history.History.latest`; nothing for the module itself."""
+    module = path.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
+    if name == module:
+        return ""
+    return name.removeprefix(module + ".")
 
 
 class RepoAssistant:
@@ -161,7 +171,8 @@ class RepoAssistant:
         from codeasst.tasks.search import search
 
         result = search(self.services, query, None, use_llm=False, interactive=True)
-        return [Source(f.hit.path, f.hit.start_line, f.hit.end_line, f.hit.name) for f in result.hits]
+        return [Source(f.hit.path, f.hit.start_line, f.hit.end_line, short_name(f.hit.name, f.hit.path),
+                       verified=False) for f in result.hits]
 
     def _resolve(self, path: str) -> Path:
         target = Path(path).expanduser()

@@ -109,7 +109,8 @@ class TurnView(Vertical):
         super().__init__(**kwargs)
         self.question = question
         self.answer = Markdown(answer)
-        self.meta = Static("", classes="meta")
+        self.meta = Static("", classes="meta", markup=False)
+        self.meta.display = False  # no empty line under answers that have nothing to add
 
     def compose(self) -> ComposeResult:
         if self.question:
@@ -120,30 +121,32 @@ class TurnView(Vertical):
     def note(self, text: str, kind: str = "meta") -> None:
         self.meta.update(text)
         self.meta.set_classes(kind)
+        self.meta.display = bool(text)
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question: y or Enter on Yes confirms, n or Esc refuses."""
+    """A yes/no question on one line over the prompt, so what it asks about (a diff) stays
+    readable above it: y confirms, n or Esc refuses; No has the focus."""
 
     DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 60; max-width: 95%; height: auto; border: round $accent;
-                               background: $surface; padding: 1 2; }
-    ConfirmScreen Horizontal { height: auto; align: center middle; margin-top: 1; }
-    ConfirmScreen Button { margin: 0 1; }
+    ConfirmScreen { align: center bottom; background: $background 20%; }
+    ConfirmScreen > Horizontal { width: 100%; height: 3; border: round $warning; background: $surface;
+                                 padding: 0 1; margin-bottom: 2; }
+    ConfirmScreen Label { width: 1fr; }
+    ConfirmScreen Button { margin: 0 0 0 2; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("y", "answer(True)", "Yes"),
+                                             Binding("n,escape", "answer(False)", "No")]
 
     def __init__(self, question: str) -> None:
         super().__init__()
         self.question = question
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        with Horizontal():
             yield Label(self.question)
-            with Horizontal():
-                yield Button("Yes (y)", id="yes", variant="primary")
-                yield Button("No (n)", id="no")
+            yield Button("Yes (y)", id="yes", variant="primary", compact=True)
+            yield Button("No (n)", id="no", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()  # the safe choice is the default

@@ -387,3 +387,12 @@ def test_editor_commands():
     assert editor_command("vim", Path("/r/a.py"), 12) == ["vim", "+12", "/r/a.py"]
     assert editor_command("code -w", Path("/r/a.py"), 3) == ["code", "-w", "--goto", "/r/a.py:3"]
     assert editor_command("/usr/bin/subl", Path("a.py"), 3) == ["/usr/bin/subl", "a.py:3"]
+
+
+def test_source_labels_drop_the_module_the_path_already_names():
+    from codeasst.chat.assistant import short_name
+
+    assert short_name("codeasst.chat.history.History.latest", "codeasst/chat/history.py") == "History.latest"
+    assert short_name("codeasst.chat.history", "codeasst/chat/history.py") == ""
+    assert short_name("codeasst.index", "codeasst/index/__init__.py") == ""
+    assert short_name("README.codeasst > What gets indexed", "README.md") == "codeasst > What gets indexed"
