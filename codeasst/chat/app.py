@@ -316,6 +316,10 @@ class ChatApp(App):
         else:
             conversation.scroll_page_down()
 
+    async def action_quit(self) -> None:
+        self._cancel.set()  # a generation in a worker thread ends at its next token, so quitting is quick
+        await super().action_quit()
+
     def action_cancel(self) -> None:
         if self.busy and not self._cancel.is_set():
             self._cancel.set()
@@ -333,7 +337,7 @@ class ChatApp(App):
         elif name == "clear":
             await self.action_new_conversation()
         elif name == "quit":
-            self.exit()
+            await self.action_quit()
         elif name == "history":
             await self._say(self._history_markdown())
         elif name == "resume":

@@ -25,6 +25,7 @@ class ScriptedAssistant:
         self.hold = hold  # when given, the answer pauses after its first word until it is set (or cancelled)
         self.asked: list[tuple[str, list[str]]] = []  # question, earlier questions it was given
         self.started = threading.Event()  # set once the first word is out
+        self.saw_cancel = False
         self.model = "scripted"
         self.fixes: list[str] = []
         self.applied: list[str] = []
@@ -40,12 +41,16 @@ class ScriptedAssistant:
         for word in words:
             if cancelled():
                 turn.state = "cancelled"
+                self.saw_cancel = True
                 break
             out.append(word)
             on_text(word)
             self.started.set()
             time.sleep(self.delay_s)
+            waited = time.monotonic()
             while self.hold is not None and not self.hold.is_set() and not cancelled():
+                if time.monotonic() - waited > 10:  # a test that breaks the cancel fails, not hangs
+                    break
                 time.sleep(0.01)
         turn.answer = "".join(out)
         turn.stats = {"first_token_s": 0.5, "tokens_per_s": 30.0, "cited": 1}

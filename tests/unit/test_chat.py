@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -396,3 +397,20 @@ def test_source_labels_drop_the_module_the_path_already_names():
     assert short_name("codeasst.chat.history", "codeasst/chat/history.py") == ""
     assert short_name("codeasst.index", "codeasst/index/__init__.py") == ""
     assert short_name("README.codeasst > What gets indexed", "README.md") == "codeasst > What gets indexed"
+
+
+def test_quitting_while_an_answer_is_written_stops_the_model(history):
+    hold = threading.Event()  # never set: only a cancel ends this answer
+    assistant = ScriptedAssistant(["a b c d e f"], hold=hold)
+
+    async def run():
+        app = make_app(assistant, history, "demo", blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await type_and_send(pilot, "long one")
+            await asyncio.get_running_loop().run_in_executor(None, assistant.started.wait, 5)
+            await pilot.press("ctrl+q")
+            await app.workers.wait_for_complete()
+
+    started = time.perf_counter()
+    asyncio.run(run())
+    assert assistant.saw_cancel and time.perf_counter() - started < 8
