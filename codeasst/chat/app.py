@@ -193,8 +193,8 @@ class ChatApp(App):
     def load_status(self) -> None:
         try:
             status = self.assistant.status()
-        except CodeasstError as exc:
-            self.call_from_thread(self.notify, exc.one_line(), severity="error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
+            self.call_from_thread(self.notify, _problem(exc), severity="error")
             return
         self.call_from_thread(self._set_status, status)
 
@@ -273,15 +273,9 @@ class ChatApp(App):
         try:
             turn = self.assistant.answer(question, earlier, on_text=on_text, cancelled=self._cancel.is_set,
                                          progress=progress)
-        except CodeasstError as exc:
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
             turn = Turn(question, state="failed")
-            self.call_from_thread(self._answered, view, stream, turn, progress, f"error: {exc.one_line()}")
-            return
-        except Exception as exc:  # the app must not die with a traceback; the log keeps it
-            log.exception("chat answer failed")
-            turn = Turn(question, state="failed")
-            self.call_from_thread(self._answered, view, stream, turn, progress,
-                                  f"unexpected error: {type(exc).__name__}: {exc} (details in {_log_file()})")
+            self.call_from_thread(self._answered, view, stream, turn, progress, _problem(exc))
             return
         self.call_from_thread(self._answered, view, stream, turn, progress, None)
 
@@ -371,11 +365,14 @@ class ChatApp(App):
 
     @work(thread=True, group="model")
     def _search(self, query: str, view: TurnView) -> None:
+        progress = _IndexProgress(self, view)
         try:
-            found = self.assistant.search(query)
-        except CodeasstError as exc:
-            self.call_from_thread(self._done, view, f"error: {exc.one_line()}", "error")
+            found = self.assistant.search(query, progress=progress)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
+            self.call_from_thread(self._done, view, _problem(exc), "error")
             return
+        finally:
+            self.call_from_thread(progress.finish)
         text = "\n".join(f"- `{s.place}` {s.label}" for s in found) or "Nothing found."
         self.call_from_thread(self._searched, view, text, found)
 
@@ -397,8 +394,8 @@ class ChatApp(App):
     def _propose_fix(self, path: str, view: TurnView) -> None:
         try:
             proposal = self.assistant.propose_fix(path)
-        except CodeasstError as exc:
-            self.call_from_thread(self._done, view, f"error: {exc.one_line()}", "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
+            self.call_from_thread(self._done, view, _problem(exc), "error")
             return
         self.call_from_thread(self._show_fix, view, proposal)
 
@@ -422,8 +419,8 @@ class ChatApp(App):
     def _apply_fix(self, proposal: FixProposal, view: TurnView) -> None:
         try:
             message = self.assistant.apply_fix(proposal)
-        except CodeasstError as exc:
-            self.call_from_thread(view.note, f"error: {exc.one_line()}; the file was not changed", "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
+            self.call_from_thread(view.note, f"{_problem(exc)}; the file was not changed", "error")
         else:
             self.call_from_thread(view.note, f"{proposal.summary}. {message[:1].upper()}{message[1:]}.")
         self.call_from_thread(self._set_busy, False)
@@ -438,8 +435,8 @@ class ChatApp(App):
                 current = self._status.model if self._status else "?"
                 text = f"In use: **{current}**. Installed: " + ", ".join(
                     f"`{m}`" for m in self.assistant.models()) + ". `/model NAME` switches."
-        except CodeasstError as exc:
-            self.call_from_thread(self._done, view, f"error: {exc.one_line()}", "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
+            self.call_from_thread(self._done, view, _problem(exc), "error")
             return
         self.call_from_thread(self._done, view, text)
         if name:
@@ -541,6 +538,16 @@ class ChatApp(App):
         return str(getattr(self.assistant, "root", "."))
 
 
+def _problem(exc: Exception) -> str:
+    """A failure as one line for the screen. The app must never die with a traceback over an
+    hour's conversation: an error codeasst expects says what to do, and any other goes to the
+    log file with its traceback."""
+    if isinstance(exc, CodeasstError):
+        return f"error: {exc.one_line()}"
+    log.error("unexpected error in chat", exc_info=exc)
+    return f"unexpected error: {type(exc).__name__}: {exc} (details in {_log_file()})"
+
+
 def _log_file() -> Path:
     return paths.data_dir() / "logs" / "chat.log"
 
@@ -549,6 +556,9 @@ def setup_logging() -> None:
     """Unexpected errors in the chat go to a log file, not over the screen."""
     target = _log_file()
     target.parent.mkdir(parents=True, exist_ok=True)
+    for old in list(log.handlers):  # one log file, however often the app is made in a process
+        log.removeHandler(old)
+        old.close()
     handler = logging.FileHandler(target, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     log.addHandler(handler)

@@ -53,7 +53,7 @@ class Assistant(Protocol):
     def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
                cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn: ...
 
-    def search(self, query: str) -> list[Source]: ...
+    def search(self, query: str, progress: Progress | None = None) -> list[Source]: ...
 
     def propose_fix(self, path: str) -> FixProposal: ...
 
@@ -167,10 +167,10 @@ class RepoAssistant:
                       "tokens_per_s": round((answer.generated_tokens - 1) / writing, 1) if writing > 0.05 else 0.0}
         return turn
 
-    def search(self, query: str) -> list[Source]:
+    def search(self, query: str, progress: Progress | None = None) -> list[Source]:
         from codeasst.tasks.search import search
 
-        result = search(self.services, query, None, use_llm=False, interactive=True)
+        result = search(self.services, query, None, use_llm=False, interactive=True, progress=progress)
         return [Source(f.hit.path, f.hit.start_line, f.hit.end_line, short_name(f.hit.name, f.hit.path),
                        verified=False) for f in result.hits]
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeasst import paths
+from codeasst.errors import CodeasstError
 
 
 def _m1_initial(db: sqlite3.Connection) -> None:
@@ -96,10 +97,14 @@ class History:
         self.repo = paths.repo_key(repo_root)
         path.parent.mkdir(parents=True, exist_ok=True)
         # The app writes from its worker threads; one lock keeps the connection to one at a time.
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA foreign_keys = ON")
         self._lock = threading.Lock()
-        self._migrate()
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise CodeasstError(f"cannot read the chat history in {path}: {exc}",
+                                hint="move it aside or delete it to start afresh") from None
 
     @classmethod
     def open_default(cls, repo_root: Path) -> History:

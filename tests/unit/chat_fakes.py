@@ -56,7 +56,7 @@ class ScriptedAssistant:
         turn.stats = {"first_token_s": 0.5, "tokens_per_s": 30.0, "cited": 1}
         return turn
 
-    def search(self, query: str) -> list[Source]:
+    def search(self, query: str, progress=None) -> list[Source]:
         return list(self.sources)
 
     def propose_fix(self, path: str) -> FixProposal:

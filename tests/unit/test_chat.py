@@ -384,6 +384,15 @@ def test_history_migrates_once_and_keeps_repositories_apart(tmp_path):
     assert "## q" in to_markdown(again.latest())
 
 
+def test_a_damaged_history_file_is_one_clear_error(tmp_path):
+    from codeasst.errors import CodeasstError
+
+    damaged = tmp_path / "chat.sqlite"
+    damaged.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(CodeasstError, match="cannot read the chat history"):
+        History(damaged, tmp_path)
+
+
 def test_editor_commands():
     assert editor_command("vim", Path("/r/a.py"), 12) == ["vim", "+12", "/r/a.py"]
     assert editor_command("code -w", Path("/r/a.py"), 3) == ["code", "-w", "--goto", "/r/a.py:3"]
@@ -414,3 +423,29 @@ def test_quitting_while_an_answer_is_written_stops_the_model(history):
     started = time.perf_counter()
     asyncio.run(run())
     assert assistant.saw_cancel and time.perf_counter() - started < 8
+
+
+def test_an_unexpected_failure_is_one_line_and_the_app_goes_on(history):
+    class Broken(ScriptedAssistant):
+        def search(self, query, progress=None):
+            raise RuntimeError("the disk fell off")
+
+    from codeasst.chat.app import _log_file, setup_logging
+
+    setup_logging()
+    assistant = Broken(["Still here."])
+
+    async def run():
+        app = make_app(assistant, history, "demo", blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await type_and_send(pilot, "/search anything")
+            await settle(app, pilot)
+            note = str(list(app.query(TurnView))[-1].meta.render())
+            await type_and_send(pilot, "still answering?")
+            await settle(app, pilot)
+            return note, answers(app)[-1]
+
+    note, last = asyncio.run(run())
+    assert note.startswith("unexpected error: RuntimeError: the disk fell off") and "\n" not in note
+    assert last == "Still here."
+    assert "RuntimeError: the disk fell off" in _log_file().read_text()  # the traceback, for a bug report
