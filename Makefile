@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench-index bench-llm completions clean
+.PHONY: setup demo test test-fast lint bench-index bench-llm bench-help completions json-docs clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -37,9 +37,16 @@ bench-index: setup
 bench-llm: setup
 	$(PY) bench/llm.py
 
+bench-help: setup
+	$(PY) bench/help.py
+
 completions: setup
 	for shell in bash zsh fish; do \
 	  _CODEASST_COMPLETE=source_$$shell $(BIN)/codeasst > completions/codeasst.$$shell; done
+
+# docs/json.md is rendered from the JSON Schemas the tests check every command's --json against.
+json-docs: setup
+	$(PY) -m tests.cli.schemas > docs/json.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

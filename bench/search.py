@@ -8,8 +8,9 @@ its index, for the next run); every measured command then finds the index up
 to date. Search is timed from process start to exit; ask from process start to
 the first byte of the answer on stdout, with and without the full query analysis. The same queries
 then run in one process that loads the models once, as a server or the TUI
-would. The baseline in the same run is `search --no-llm` (dense and exact
-search, no query analysis).
+would. Last, a `codeasst serve` is started for the repository and the same one-shot
+commands run again: they find it and send their request to it. The baseline in the same
+run is `search --no-llm` (dense and exact search, no query analysis).
 """
 
 from __future__ import annotations
@@ -90,6 +91,28 @@ def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[
     return searches, firsts
 
 
+def through_server(repo: Path, questions: list[str]) -> tuple[list[float], list[float], list[float]]:
+    """One-shot `search`, `search --no-llm` and `ask` again, with `codeasst serve` running for the repository."""
+    from codeasst.serve import discovery
+
+    server = subprocess.Popen([*CLI, "serve", "--port", "0"], cwd=repo, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 300
+        while discovery.find(repo.resolve()) is None:
+            if time.time() > deadline or server.poll() is not None:
+                raise RuntimeError("codeasst serve did not start")
+            time.sleep(0.5)
+        wall(["search", "warm up the server's models"], repo)
+        searches = [wall(["search", q], repo) for q in questions]
+        no_llm = [wall(["search", q, "--no-llm"], repo) for q in questions]
+        firsts = [first_byte(["ask", q], repo) for q in questions]
+        return searches, no_llm, firsts
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -123,12 +146,16 @@ def main() -> None:
     ttft = [first_byte(["ask", q], repo) for q in questions]
     ttft_full = [first_byte(["ask", q], repo, {"CODEASST_ASK__QUERY_ANALYSIS": "true"}) for q in questions]
     warm_search, warm_ttft = in_one_process(repo, questions)
+    served_search, served_no_llm, served_ttft = through_server(repo, questions)
     print(model_speed(repo))
     for label, values in (("search --no-llm (baseline)", baseline), ("search", full),
                           ("ask, time to first answer byte", ttft),
                           ("ask with full query analysis, time to first answer byte", ttft_full),
                           ("search, in one warm process", warm_search),
-                          ("ask, in one warm process, time to first token", warm_ttft)):
+                          ("ask, in one warm process, time to first token", warm_ttft),
+                          ("search --no-llm, one-shot through a running serve", served_no_llm),
+                          ("search, one-shot through a running serve", served_search),
+                          ("ask, one-shot through a running serve, time to first answer byte", served_ttft)):
         print(f"{label}: p50 {statistics.median(values):.2f} s, p90 {pct(values, 0.9):.2f} s, "
               f"max {max(values):.2f} s over {len(values)} queries")
     if not args.work:

@@ -67,6 +67,8 @@ def _services(repo: Path, flags: dict[str, Any] | None = None, model: str | None
     from codeasst.services import build_services
 
     services = build_services(repo, flags, model=model, on_model_progress=ModelAssemblyProgress(), on_note=_note)
+    if model is not None:
+        _ = services.model_spec  # a --model that names nothing fails now (exit 2), not after indexing
     trust_note = services.loaded.trust_note()
     if trust_note:
         _note(trust_note)
@@ -86,6 +88,16 @@ def _read_stdin() -> str | None:
     except UnicodeDecodeError as exc:
         _note(f"stdin is not UTF-8 (byte {exc.start}); undecodable bytes were replaced")
         return data.decode("utf-8", errors="replace")
+
+
+def _text_and_stdin(given: str | None, name: str, command: str) -> tuple[str, str | None]:
+    """The query and the piped context; with no query argument, piped stdin is the query."""
+    piped = _read_stdin()
+    if given is not None:
+        return given, piped or None
+    if piped and piped.strip():
+        return piped, None
+    raise UsageError(f"give a {name}, or pipe one in: ... | codeasst {command}")
 
 
 def _index_progress(as_json: bool):
@@ -163,7 +175,8 @@ def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
 
 @app.command()
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for, in any words and any language.")],
+    query: Annotated[str | None, typer.Argument(help="What to look for, in any words and any language; "
+                                                "without it, piped stdin is the query.")] = None,
     k: Annotated[int | None, typer.Option("-k", min=1, max=200, help="How many hits to show.")] = None,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip query analysis: dense and exact search only.")] = False,
     repo: RepoOption = Path("."),
@@ -175,7 +188,7 @@ def search(
     from codeasst.tasks.search import hits_json
     from codeasst.tasks.search import search as run_search
 
-    piped = _read_stdin()
+    query, piped = _text_and_stdin(query, "QUERY", "search")
     services = _services(repo, {"embedder.model": embedder}, model=model)
     served = _search_via_server(services, query, k, no_llm) if not (piped or model or embedder) else None
     if served is not None:
@@ -218,7 +231,8 @@ def _search_via_server(services, query: str, k: int | None, no_llm: bool) -> lis
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="A question about the code, in any language.")],
+    question: Annotated[str | None, typer.Argument(help="A question about the code, in any language; "
+                                                   "without it, piped stdin is the question.")] = None,
     repo: RepoOption = Path("."),
     model: ModelOption = None,
     system: Annotated[str, typer.Option("--system", help="grounded (numbered excerpts, citations attached, "
@@ -228,8 +242,10 @@ def ask(
     """Answer a question about the repository, citing path:line; stdin, if piped, is added as context."""
     from codeasst.tasks.ask import ask as run_ask
 
-    piped = _read_stdin()
+    question, piped = _text_and_stdin(question, "QUESTION", "ask")
     services = _services(repo, model=model)
+    if not (piped or model) and _ask_via_server(services, question, system, as_json):
+        return
     progress = _index_progress(as_json)
     with progress or nullcontext():
         answer, stream = run_ask(services, question, piped or None, interactive=progress is not None,
@@ -248,6 +264,37 @@ def ask(
     from codeasst.tasks.ask import footer_lines
 
     sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
+
+
+def _ask_via_server(services, question: str, system: str, as_json: bool) -> bool:
+    """Stream the answer from a running `codeasst serve` for this repository, its model warm;
+    False when there is none or it refused the request (the local run then answers, or gives
+    the error and its exit code)."""
+    from codeasst.serve import discovery
+    from codeasst.tasks.ask import footer_lines
+
+    server = discovery.find(services.repo.root) if question.strip() else None
+    lines = discovery.stream(server, "/v1/ask", {"question": question, "system": system}) if server else None
+    if lines is None:
+        return False
+    answer = None
+    try:
+        for line in lines:
+            if line.get("type") == "text" and not as_json:
+                sys.stdout.write(line["text"])
+                sys.stdout.flush()
+            elif line.get("type") == "answer":
+                answer = line
+    except (OSError, ValueError):
+        answer = None
+    if answer is None:
+        raise CodeasstError("the running `codeasst serve` stopped before the answer ended",
+                            hint="run the question again; without a server it is answered here")
+    if as_json:
+        _emit_json({k: v for k, v in answer.items() if k != "type"})
+    else:
+        sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
+    return True
 
 
 @app.command()
@@ -470,7 +517,7 @@ def models(
             typer.echo("\n".join(probe_lines(result)))
         return
     specs = [spec.to_json() for spec in available_models(services.settings)]
-    current = model or services.settings.llm.model
+    current = services.model_spec.name  # what "auto" or --model resolves to here
     if current not in {spec["name"] for spec in specs}:
         specs.append(services.model_spec.to_json())
     if as_json:

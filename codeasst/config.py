@@ -181,8 +181,9 @@ class ChatSettings(_Section):
 
 
 class LLMSettings(_Section):
-    model: str = "bundled"
-    """'bundled' (Qwen2.5-Coder-0.5B-Instruct, shipped with codeasst), 'bundled-1.5b' (if its
+    model: str = "auto"
+    """'auto' (the 1.5B where it is installed and the machine has a GPU or 4 cores, else the 0.5B),
+    'bundled' (Qwen2.5-Coder-0.5B-Instruct, shipped with codeasst), 'bundled-1.5b' (if its
     packages are installed), a name from [models], or a path to a .gguf file."""
 
     context_length: int = 8192

@@ -54,6 +54,13 @@ class ModelError(CodeasstError):
     exit_code = 4
 
 
+class ModelChoiceError(ModelError):
+    """`--model` or `llm.model` names no model codeasst knows, or a file that does not exist, or a
+    `[models.NAME]` entry lacks what it needs: bad input, not a failing model."""
+
+    exit_code = 2
+
+
 class StoreError(CodeasstError):
     """The vector store (embedded Chroma or a Chroma server) failed."""
 

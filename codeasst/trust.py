@@ -24,7 +24,7 @@ from codeasst import paths
 from codeasst.errors import ConfigError
 
 # The models shipped with codeasst; a repository may pick one of these by name.
-BUNDLED_MODELS = ("bundled", "bundled-1.5b")
+BUNDLED_MODELS = ("auto", "bundled", "bundled-1.5b")
 
 WHY = "a repository's config may not run programs, send data off the machine or read secrets"
 

@@ -66,6 +66,7 @@ class SearchRequest(BaseModel):
 
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=200_000)
+    system: Literal["grounded", "baseline"] = Field("grounded", description="As `codeasst ask --system`.")
 
 
 class EventRequest(BaseModel):
@@ -239,8 +240,9 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         state.lock.acquire()
         started = False
         try:
-            answer, stream = run_ask(services, body.question, None)
+            answer, stream = run_ask(services, body.question, None, system=body.system)
             started = True
+            state.served["ask"] = state.served.get("ask", 0) + 1
         finally:
             if not started:  # the stream below releases it once the answer is written
                 state.lock.release()

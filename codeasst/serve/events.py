@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeasst import paths
+from codeasst.errors import CodeasstError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -57,8 +58,12 @@ class EventStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.executescript(_SCHEMA)
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise CodeasstError(f"cannot read the suggestion events in {path}: {exc}",
+                                hint="move it aside or delete it to start afresh") from None
         self._lock = threading.Lock()
 
     @classmethod

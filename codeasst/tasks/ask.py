@@ -226,25 +226,27 @@ def _new_places(citations: list[Citation], have: list[Citation]) -> list[Citatio
     return out
 
 
-def footer_lines(answer: Answer) -> list[str]:
+def footer_lines(answer: Answer | dict) -> list[str]:
     """What follows an answer in the terminal: its sources, the citations not to rely on, and
-    the names it uses that exist nowhere in the repository."""
-    cited = {(c.path, c.start_line, c.end_line) for c in answer.citations if c.verified}
+    the names it uses that exist nowhere in the repository. `answer` may be an Answer or its
+    JSON (as `codeasst serve` streams it)."""
+    data = answer.to_json() if isinstance(answer, Answer) else answer
+    citations = data["citations"]
+    cited = {(c["path"], c["start_line"], c["end_line"]) for c in citations if c["verified"]}
     lines = ["Sources (* drawn on by the answer):"]
-    for item in answer.retrieval.hits if answer.retrieval else []:
-        hit = item.hit
-        drawn = ((hit.path, hit.start_line, hit.end_line) in cited
-                 or any(p == hit.path and s <= hit.end_line and hit.start_line <= e for p, s, e in cited))
-        lines.append(f"{'*' if drawn else ' '} {hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}")
-    if any(c.attached for c in answer.citations) and answer.system == "grounded":
+    for hit in data["hits"]:
+        path, start, end = hit["path"], hit["start_line"], hit["end_line"]
+        drawn = (path, start, end) in cited or any(p == path and s <= end and start <= e for p, s, e in cited)
+        lines.append(f"{'*' if drawn else ' '} {path}:{start}-{end}  {hit['symbol']}")
+    if any(c["attached"] for c in citations) and data["system"] == "grounded":
         lines.append("(see path:lines) marks a citation codeasst attached to a line the model left uncited.")
-    unverified = [c for c in answer.citations if not c.verified]
+    unverified = [c for c in citations if not c["verified"]]
     if unverified:
         lines.append("Unverified citations (do not rely on them):")
-        lines += [f"  {c.path}:{c.start_line}-{c.end_line}: {c.reason}" for c in unverified]
-    if answer.ungrounded:
+        lines += [f"  {c['path']}:{c['start_line']}-{c['end_line']}: {c['reason']}" for c in unverified]
+    if data["ungrounded"]:
         lines.append("Not found in the repository (the model may have made these up): "
-                     + ", ".join(f"`{name}`" for name in answer.ungrounded))
+                     + ", ".join(f"`{name}`" for name in data["ungrounded"]))
     return lines
 
 

@@ -13,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.conftest import CLI, free_port, run_json, wait_for_port
+from tests.e2e.conftest import CLI, free_port, run_cli, run_json, wait_for_port
 from tests.e2e.test_complete_e2e import BODY_LINE, MODULE
 
 pytestmark = pytest.mark.slow
@@ -101,3 +101,10 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
     hits = run_json("search", "is_even", "--no-llm", "-k", "3", cwd=root)
     assert hits[0]["path"] == "mod.py"
     assert call(url, "/v1/health")[1]["served"] == {"search": 1}
+
+    # and `codeasst ask`: the answer streams from the server, the footer is drawn here
+    asked = run_cli("ask", "What does is_even return?", cwd=root)
+    assert "Sources (* drawn on by the answer):" in asked.stdout and "mod.py:" in asked.stdout
+    answer = run_json("ask", "What does is_even return?", cwd=root)
+    assert answer["answer"].strip() and answer["system"] == "grounded"
+    assert call(url, "/v1/health")[1]["served"] == {"search": 1, "ask": 2}

@@ -66,7 +66,30 @@ def test_prompt_files_load_and_missing_variables_are_errors():
         prompt.load("nope")
 
 
+@pytest.mark.parametrize(("installed", "cores", "gpu", "chosen"), [
+    (False, 16, True, "bundled"),  # the 1.5B is optional: without it, always the 0.5B
+    (True, 2, False, "bundled"),  # 2 CPU cores: the 1.5B's first token comes too late
+    (True, 4, False, "bundled-1.5b"),
+    (True, 2, True, "bundled-1.5b"),
+])
+def test_auto_picks_the_1_5b_only_where_it_answers_in_time(monkeypatch, installed, cores, gpu, chosen):
+    from codeasst import models
+    from codeasst.backends import bundled, llama_cpp
+
+    monkeypatch.setattr(bundled, "is_installed", lambda model: installed or model is bundled.DEFAULT)
+    monkeypatch.setattr(llama_cpp, "default_threads", lambda: cores)
+    monkeypatch.setattr(llama_cpp, "gpu_offload_supported", lambda: gpu)
+    settings = load_settings(None).settings
+    assert settings.llm.model == "auto"
+    assert resolve(settings).name == chosen
+    assert resolve(settings, "bundled").name == "bundled"  # a named model is never second-guessed
+    assert models.auto_choice() == chosen
+
+
 def test_model_resolution(tmp_path, monkeypatch):
+    from codeasst import models
+
+    monkeypatch.setattr(models, "auto_choice", lambda: "bundled")
     settings = load_settings(None).settings
     assert resolve(settings).name == "bundled"
     with pytest.raises(ModelError, match="unknown model 'gpt-9'") as info:

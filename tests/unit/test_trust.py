@@ -42,7 +42,7 @@ def test_an_untrusted_repo_config_keeps_its_harmless_keys_only(tmp_path):
     s = loaded.settings
     assert (s.index.chunk_chars, s.retrieval.k, s.fix.max_rounds, s.llm.threads) == (900, 4, 1, 1)
     assert s.fix.linter is None and s.store.chroma_url is None and s.models == {}
-    assert s.llm.model == "bundled" and s.embedder.model == "bundled"
+    assert s.llm.model == "auto" and s.embedder.model == "bundled"  # the defaults, not the repository's
     assert loaded.ignored == ["fix.linter", "store.chroma_url", "models.exfil", "llm.model", "embedder.model"]
     assert "codeasst trust" in loaded.trust_note()
 
