@@ -433,7 +433,8 @@ def stats(as_json: JsonOption = False) -> None:
     """Accept Rate, Discard Rate and Happiness of inline suggestions, per model variant and day."""
     from codeasst.serve.events import EventStore
 
-    days = EventStore.open_default().days()
+    store = EventStore.open_default()
+    days = store.days()
     if as_json:
         _emit_json([{"variant": d.variant, "day": d.day, "shown": d.shown, "accepted": d.accepted,
                      "discarded": d.discarded, "accept_rate": round(d.accept_rate, 4),
@@ -447,6 +448,10 @@ def stats(as_json: JsonOption = False) -> None:
     for d in days:
         typer.echo(f"| {d.variant} | {d.day} | {d.shown} | {d.accept_rate:.1%} | {d.discard_rate:.1%} | "
                    f"{d.happiness:.2f} |")
+    comparison = store.compare()
+    if comparison is not None:
+        typer.echo("")
+        typer.echo("\n".join(comparison.lines()))
 
 
 @app.command()

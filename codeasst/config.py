@@ -171,6 +171,10 @@ class CompleteSettings(_Section):
     in_comments: bool = False
     """Suggest inside comments and strings too."""
 
+    variants: list[str] = []
+    """Two model names (as `codeasst models` lists them) that `codeasst serve` alternates between, request
+    by request, as an A/B test; `codeasst stats` compares them. Empty: llm.model answers every request."""
+
 
 class ChatSettings(_Section):
     history_tokens: int = 1024

@@ -50,6 +50,11 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
         choice = llm["model"]
         if choice not in BUNDLED_MODELS and choice not in known_models:
             found.append("llm.model")  # a path, or a model the repository itself defines
+    complete = values.get("complete") or {}
+    if isinstance(complete, dict) and "variants" in complete:
+        chosen = complete["variants"] if isinstance(complete["variants"], list) else [complete["variants"]]
+        if any(v not in BUNDLED_MODELS and v not in known_models for v in chosen):
+            found.append("complete.variants")  # a path, or a model the repository itself defines
     embedder = values.get("embedder") or {}
     if isinstance(embedder, dict) and embedder.get("model", "bundled") != "bundled":
         found.append("embedder.model")  # loading a model folder can run code it ships

@@ -28,6 +28,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from codeasst.backends.base import LLM
 from codeasst.errors import CodeasstError, UsageError
 from codeasst.serve.events import EventStore
 from codeasst.services import Services
@@ -95,6 +97,27 @@ class ServerState:
     typed: dict[tuple[str, str], _Typed] = field(default_factory=dict)
     counter: int = 0
     served: dict[str, int] = field(default_factory=dict)  # route -> requests answered, for /v1/health
+    models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
+    variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
+
+    def variant(self, number: int) -> tuple[str, LLM]:
+        """The model that answers request `number`: llm.model, or the A/B variants in turn."""
+        names = self.services.settings.complete.variants
+        if not names:
+            return self.services.llm.name, self.services.llm
+        name = names[number % len(names)]
+        if name not in self.models:
+            from codeasst.models import build_llm, resolve
+
+            spec = resolve(self.services.settings, name)
+            self.models[name] = (self.services.llm if spec == self.services.model_spec
+                                 else build_llm(spec, self.services.settings))
+        return name, self.models[name]
+
+    def remember_variant(self, suggestion_id: str, name: str) -> None:
+        self.variant_of[suggestion_id] = name
+        while len(self.variant_of) > 10_000:  # ids of suggestions long gone
+            self.variant_of.popitem(last=False)
 
 
 class _BodyLimit:
@@ -203,12 +226,14 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         with state.lock:  # the model runs one request at a time; a newer one ends this when it waits
             if state.latest.get(body.client) != number:
                 return {"text": "", "reason": "cancelled by a newer request", "id": ""}
+            variant, llm = state.variant(number)
             result = complete_at(services, text, body.line, body.col, rel, options_from(services),
-                                 cancelled=lambda: state.latest.get(body.client) != number)
+                                 cancelled=lambda: state.latest.get(body.client) != number, llm=llm)
         suggestion_id = f"{os.getpid()}-{number}"
+        state.remember_variant(suggestion_id, variant)
         if result.text:
             state.typed[(body.client, rel)] = _Typed(at.prefix, at.suffix, result.text, suggestion_id)
-        return {**result.to_json(), "id": suggestion_id, "model": services.llm.name}
+        return {**result.to_json(), "id": suggestion_id, "model": variant}
 
     @app.post("/v1/open", dependencies=[Depends(authorized)])
     def opened(body: OpenRequest) -> dict:
@@ -259,7 +284,8 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.post("/v1/events", dependencies=[Depends(authorized)])
     def event(body: EventRequest) -> dict:
-        state.events.record(body.kind, body.id, services.llm.name, body.shown_length, body.accepted_length)
+        variant = state.variant_of.get(body.id) or services.llm.name  # the model that wrote the suggestion
+        state.events.record(body.kind, body.id, variant, body.shown_length, body.accepted_length)
         return {"ok": True}
 
     return app

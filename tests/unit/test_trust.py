@@ -93,3 +93,11 @@ def test_flake8_local_plugins_in_the_repo_need_trust(tmp_path):
     cfg.write_text("[flake8]\nmax-line-length = 100\n")  # no plugins: nothing to trust
     trust.revoke(cfg)
     assert Linter.for_path(tmp_path / "a.py", tmp_path).cwd == tmp_path
+
+
+def test_completion_variants_from_a_repository_may_only_name_models_the_user_has():
+    from codeasst.trust import guarded_keys
+
+    assert guarded_keys({"complete": {"variants": ["bundled", "bundled-1.5b"]}}, set()) == []
+    assert guarded_keys({"complete": {"variants": ["bundled", "team"]}}, {"team"}) == []
+    assert guarded_keys({"complete": {"variants": ["bundled", "./evil.gguf"]}}, set()) == ["complete.variants"]
