@@ -1,10 +1,13 @@
 """Benchmark `codeasst index` on real code nobody here wrote.
 
-    python bench/index.py [--packages rich click textual chromadb] [--noop-package transformers]
+    python bench/index.py [--packages httpx] [--rounds 3] [--noop-package transformers]
 
-Prints cold-index throughput beside the raw embedder's throughput on the same
-chunks (measured in the same run), the no-op re-index time, and the re-index
-time after one file changes.
+First, cold-index throughput (chunks/s, chunking and storing included) with the
+onnxruntime index embedder, fp32 and int8, against a naive sentence-transformers
+`model.encode(texts, batch_size=...)` of exactly the texts the indexer embeds,
+measured alternately (naive, fp32, int8, naive, ...) in the same run; medians
+and ratios. Then, with the default embedder, the no-op re-index time and the
+re-index time after one file changes.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import argparse
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -52,11 +56,79 @@ def timed(fn):
     return result, time.perf_counter() - started
 
 
+def compare_runtimes(repo: Path, texts: list[str], rounds: int, precisions: list[str]) -> None:
+    """Naive sentence-transformers encode against cold indexing on onnxruntime, alternately."""
+    from codeasst.backends.fake import HashingEmbedder
+    from codeasst.backends.sentence_tf import resolve_model
+    from codeasst.services import build_services
+
+    build_services(repo, embedder=HashingEmbedder()).indexer().run()  # imports chromadb before any timing
+    settings = build_services(repo).settings.embedder
+    batch_size = settings.batch_size
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    model, load_s = timed(lambda: SentenceTransformer(str(resolve_model(settings.model)), device="cpu",
+                                                      local_files_only=True))
+    print(f"sentence-transformers load: {load_s:.2f} s (torch threads: {_torch_threads()})")
+    embedders = {}
+    for precision in precisions:
+        embedder = build_services(repo, {"embedder.precision": precision}).embedder
+        _, built_s = timed(embedder.load)
+        embedders[precision] = embedder
+        print(f"onnx {precision} load (export or quantize if not cached): {built_s:.2f} s, "
+              f"providers {embedder.providers}, name {embedder.name}")
+    model.encode(texts[:8], batch_size=batch_size)
+    for embedder in embedders.values():
+        embedder.embed(texts[:8])
+
+    import numpy as np
+
+    sample = texts[:: max(1, len(texts) // 64)][:64]
+    want = np.array(model.encode(sample, batch_size=batch_size, normalize_embeddings=True))
+    for precision, embedder in embedders.items():
+        got = np.array(embedder.embed(sample))
+        print(f"onnx {precision} vs sentence-transformers on {len(sample)} chunks: max |diff| "
+              f"{np.abs(got - want).max():.2e}, min cosine {(got * want).sum(1).min():.4f}")
+
+    rates: dict[str, list[float]] = {"naive": [], **{p: [] for p in precisions}}
+    for round_ in range(1, rounds + 1):
+        _, naive_s = timed(lambda: model.encode(texts, batch_size=batch_size, normalize_embeddings=True,
+                                                show_progress_bar=False))
+        rates["naive"].append(len(texts) / naive_s)
+        line = [f"round {round_}: naive encode {len(texts)} chunks {naive_s:.1f} s ({rates['naive'][-1]:.1f}/s)"]
+        for precision in precisions:
+            services = build_services(repo, {"embedder.precision": precision})
+            summary, cold_s = timed(lambda s=services: s.indexer().run(rebuild=True))
+            rates[precision].append(summary.chunks_written / cold_s)
+            line.append(f"cold index onnx {precision} {summary.chunks_written} chunks {cold_s:.1f} s "
+                        f"(embedding {summary.embed_s:.1f} s; {rates[precision][-1]:.1f}/s, "
+                        f"{rates[precision][-1] / rates['naive'][-1]:.2f}x)")
+        print("; ".join(line))
+    base = statistics.median(rates["naive"])
+    print(f"median naive sentence-transformers encode: {base:.1f} chunks/s")
+    for precision in precisions:
+        # Each round's ratio compares runs minutes apart; on a shared machine it is steadier
+        # than the ratio of medians, so both are printed.
+        paired = statistics.median(r / n for r, n in zip(rates[precision], rates["naive"], strict=True))
+        print(f"median cold index, onnx {precision}: {statistics.median(rates[precision]):.1f} chunks/s "
+              f"-> {statistics.median(rates[precision]) / base:.2f}x naive (median of per-round ratios "
+              f"{paired:.2f}x)")
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--packages", nargs="+", default=["rich", "click", "textual", "chromadb"])
+    parser.add_argument("--packages", nargs="+", default=["httpx"])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the runtime comparison")
+    parser.add_argument("--precisions", default="fp32,int8", help="onnxruntime embedders to compare")
     parser.add_argument("--noop-package", default="transformers",
-                        help="a large installed package for the 1,000-file no-op measurement")
+                        help="a large installed package for the 1,000-file no-op measurement ('' skips it)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="codeasst-bench-"))
@@ -66,28 +138,15 @@ def main() -> None:
     repo = work / "repo"
     copy_packages(args.packages, repo)
     services = build_services(repo)
-    embedder = services.embedder
-    model, load_s = timed(lambda: embedder.model)
-    embedder.embed_query("warm up")
+    texts = chunk_texts(repo, services)
 
     print(f"# machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"# corpus: {', '.join(args.packages)} (installed sources), settings: "
-          f"chunk_chars={services.settings.index.chunk_chars}, batch_size={embedder.batch_size}")
-    print(f"embedder load: {load_s:.2f} s")
+    print(f"# corpus: {', '.join(args.packages)} (installed sources), {len(texts)} chunks, settings: "
+          f"chunk_chars={services.settings.index.chunk_chars}, batch_size={services.settings.embedder.batch_size}")
+    compare_runtimes(repo, texts, args.rounds, args.precisions.split(","))
 
-    summary, cold_s = timed(lambda: services.indexer().run())
-    files_per_s = (summary.added) / cold_s
-    chunks_per_s = summary.chunks_written / cold_s
-    print(f"cold index: {summary.added} files, {summary.chunks_written} chunks, {cold_s:.1f} s "
-          f"-> {files_per_s:.2f} files/s, {chunks_per_s:.2f} chunks/s (embedding {summary.embed_s:.1f} s of it)")
-
-    texts = chunk_texts(repo, services)
-    _, raw_s = timed(lambda: model.encode(texts, batch_size=embedder.batch_size, normalize_embeddings=True,
-                                          show_progress_bar=False))
-    raw_rate = len(texts) / raw_s
-    print(f"raw embedder, same {len(texts)} chunks: {raw_s:.1f} s -> {raw_rate:.2f} chunks/s")
-    print(f"cold index / raw embedder throughput: {chunks_per_s / raw_rate:.1%}")
-
+    print(f"default index embedder: {services.embedder.name}")
+    services.indexer().run(rebuild=True)
     noop, noop_s = timed(lambda: build_services(repo).indexer().run())
     assert noop.chunks_written == 0
     env = dict(os.environ)

@@ -53,8 +53,20 @@ class EmbedderSettings(_Section):
     max_seq_length: int | None = None
     """Word pieces kept per text; None keeps the model's own limit (256 for MiniLM)."""
 
+    index_runtime: Literal["onnx", "torch"] = "onnx"
+    """'onnx' indexes with onnxruntime (the model exported once; on the GPU when onnxruntime-gpu finds
+    one), 'torch' with sentence-transformers. A model whose pooling the export cannot reproduce (not
+    mean pooling, or extra layers) always runs on torch."""
+
+    precision: Literal["fp32", "int8"] = "fp32"
+    """Weights of the onnxruntime embedder. 'fp32' gives sentence-transformers' vectors (an index built
+    by either serves both). 'int8' (dynamic, per channel) embeds about 1.5x faster on a CPU, but its
+    vectors differ: the fused recall@1 of `codeasst eval retrieval` fell 5 to 7 points (docs/benchmarks.md),
+    and switching rebuilds the index."""
+
     query_runtime: str = "onnx"
-    """'onnx' embeds queries with onnxruntime (exported once; fast start) or 'torch' with sentence-transformers."""
+    """For an index built on torch: 'onnx' embeds queries with onnxruntime (exported once; fast start) or
+    'torch' with sentence-transformers. An onnxruntime index embeds its queries with its own embedder."""
 
 
 class StoreSettings(_Section):
@@ -170,6 +182,11 @@ class CompleteSettings(_Section):
 
     in_comments: bool = False
     """Suggest inside comments and strings too."""
+
+    layout: Literal["psm", "spm"] = "psm"
+    """How the prompt orders the current file: 'psm' (prefix, suffix, then the middle to write) or 'spm'
+    (suffix first). In 'spm' a keystroke adds only its own tokens to what the model must read again;
+    in 'psm' the suffix after the cursor is read again too (docs/benchmarks.md)."""
 
     variants: list[str] = []
     """Two model names (as `codeasst models` lists them) that `codeasst serve` alternates between, request

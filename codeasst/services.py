@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codeasst import paths
 from codeasst.backends.base import LLM, Embedder
@@ -17,6 +17,9 @@ from codeasst.config import LoadedSettings, Settings, load_settings
 from codeasst.index.indexer import Indexer, Progress
 from codeasst.index.store import ChunkStore
 from codeasst.models import ModelSpec, build_llm, resolve
+
+if TYPE_CHECKING:
+    from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
 
 
 @dataclass
@@ -55,27 +58,40 @@ class Services:
 
     @cached_property
     def embedder(self) -> Embedder:
+        """The index embedder: onnxruntime unless embedder.index_runtime is 'torch' or the model's
+        pooling cannot be exported faithfully. Built without importing either runtime."""
         if self._embedder is not None:
             return self._embedder
+        from codeasst.backends.onnx_export import exportable
         from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
 
         cfg = self.settings.embedder
-        return SentenceTransformerEmbedder(cfg.model, cfg.device, cfg.batch_size, cfg.max_seq_length)
+        torch_embedder = SentenceTransformerEmbedder(cfg.model, cfg.device, cfg.batch_size, cfg.max_seq_length)
+        if cfg.index_runtime == "torch" or not exportable(torch_embedder.path):
+            return torch_embedder
+        return self._onnx_embedder(torch_embedder, cfg.precision)
 
     @cached_property
     def query_embedder(self) -> Embedder:
-        """The embedder for queries: the same model, on a runtime that starts fast."""
-        cfg = self.settings.embedder
-        if self._embedder is not None or cfg.query_runtime == "torch":
-            return self.embedder
-        from codeasst.backends.onnx_embed import OnnxEmbedder, onnx_path
-        from codeasst.backends.sentence_tf import resolve_model
+        """The embedder for queries: the index embedder when it runs on onnxruntime (same vectors,
+        fast start), else the same model on onnxruntime in fp32, whose vectors are torch's."""
+        from codeasst.backends.onnx_export import exportable
+        from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
 
-        model_dir = resolve_model(cfg.model)
-        exported = onnx_path(paths.cache_dir(), model_dir)
-        if not exported.is_file():
-            self.note("building the fast query embedder (once; about 10 s)")
-        return OnnxEmbedder(model_dir, exported, self.embedder.name, cfg.batch_size, cfg.max_seq_length)
+        embedder = self.embedder  # a test's fake, the onnxruntime embedder, or torch's
+        if (not isinstance(embedder, SentenceTransformerEmbedder) or self.settings.embedder.query_runtime == "torch"
+                or not exportable(embedder.path)):
+            return embedder
+        return self._onnx_embedder(embedder, "fp32")
+
+    def _onnx_embedder(self, base: SentenceTransformerEmbedder, precision: str) -> Embedder:
+        from codeasst.backends.onnx_embed import OnnxEmbedder
+
+        cfg = self.settings.embedder
+        return OnnxEmbedder(base.path, paths.cache_dir(), base.name, cfg.batch_size, cfg.max_seq_length,
+                            precision, cfg.device,
+                            on_build=lambda: self.note("building the fast query embedder (once, used for "
+                                                       "indexing too; about 30 s)"))
 
     @cached_property
     def model_spec(self) -> ModelSpec:

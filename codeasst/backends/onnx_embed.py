@@ -1,110 +1,70 @@
-"""The same sentence-transformers model, run by onnxruntime for queries.
+"""The sentence-transformers model, run by onnxruntime: for queries and for indexing.
 
 Importing sentence-transformers costs about 6.5 s here (torch plus the
 transformers import chain), which would dominate every `search` and `ask`.
-onnxruntime and tokenizers import in about 0.3 s. The model is exported to ONNX
-once, with mean pooling and normalisation inside the graph, so its vectors
-match sentence-transformers' to float precision and both can share one index.
+onnxruntime and tokenizers import in about 0.3 s. The graph is built once
+(codeasst.backends.onnx_export) and cached.
+
+Indexing is embedding-bound, so `embed` tokenizes every text once, truncated
+to the model's word-piece limit exactly as sentence-transformers truncates,
+sorts by token count and pads only within batches of similar length, each
+batch bounded in padded tokens as well as texts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
 from codeasst.backends.base import Embedder, Vector
-from codeasst.errors import ModelError
+from codeasst.backends.onnx_export import INPUTS, export, int8_path, onnx_path, quantize
 
-EXPORT_VERSION = 1
+__all__ = ["OnnxEmbedder", "buckets", "onnx_path"]
 
-
-def onnx_path(cache_dir: Path, model_dir: Path) -> Path:
-    """Where the export of `model_dir` lives; a new model version gets a new file."""
-    stamp = f"{model_dir.resolve()}:{(model_dir / 'config.json').stat().st_mtime_ns}:{EXPORT_VERSION}"
-    return cache_dir / "embedders" / f"{model_dir.name}-{hashlib.sha256(stamp.encode()).hexdigest()[:12]}.onnx"
-
-
-def export(model_dir: Path, dest: Path) -> Path:
-    """Export a sentence-transformers (BERT-style, mean-pooled) model to ONNX, atomically."""
-    # Deferred: torch and transformers are only needed for this one-time export.
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    import torch
-    from transformers import AutoModel
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()
-    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-
-    class Pooled(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            hidden = self.model(input_ids=input_ids, attention_mask=attention_mask,
-                                token_type_ids=token_type_ids).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, p=2, dim=1)
-
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(f".{os.getpid()}.tmp")
-    # Trace with a padded batch: traced on an all-ones mask, the graph would drop the mask.
-    sample = torch.ones((2, 8), dtype=torch.int64)
-    mask = sample.clone()
-    mask[1, 5:] = 0
-    inputs = ["input_ids", "attention_mask", "token_type_ids"]
-    dynamic = {name: {0: "batch", 1: "seq"} for name in inputs} | {"embedding": {0: "batch"}}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # tracer chatter about shapes it treats as dynamic anyway
-            torch.onnx.export(Pooled(), (sample, mask, torch.zeros_like(sample)), str(tmp),
-                              input_names=inputs, output_names=["embedding"], dynamic_axes=dynamic,
-                              opset_version=17, dynamo=False)
-        model.eval()  # the TorchScript exporter leaves the model in training mode (dropout on)
-        _check_export(tmp, model_dir, Pooled())
-        os.replace(tmp, dest)
-    except (RuntimeError, ValueError, ImportError) as exc:
-        tmp.unlink(missing_ok=True)
-        raise ModelError(f"cannot export {model_dir} to ONNX: {exc}", hint="set embedder.query_runtime = 'torch'") from None
-    return dest
+# Padded tokens per forward pass on the CPU, besides batch_size texts, so batches of long texts
+# stay small enough for the caches: on 2 cores 2,048 ran about 5% faster than 4,096 or 8,192 and
+# level with 1,024 (fp32 and int8; docs/benchmarks.md). A GPU gets batch_size texts whatever their length.
+CPU_BATCH_TOKENS = 2048
 
 
-def _check_export(onnx_file: Path, model_dir: Path, reference) -> None:
-    """Refuse an export whose vectors differ from the original's on a padded batch."""
-    import numpy as np
-    import torch
-
-    session, tokenizer = _session.__wrapped__(str(onnx_file), str(model_dir), 256)
-    texts = ["where is the config loaded?", "def add(a, b):\n    return a + b\n" * 20]
-    encodings = tokenizer.encode_batch(texts)
-    arrays = [np.array([getattr(e, f) for e in encodings], dtype=np.int64)
-              for f in ("ids", "attention_mask", "type_ids")]
-    got = session.run(["embedding"], dict(zip(("input_ids", "attention_mask", "token_type_ids"), arrays,
-                                              strict=True)))[0]
-    with torch.no_grad():
-        want = reference(*(torch.from_numpy(a) for a in arrays)).numpy()
-    if float(np.abs(got - want).max()) > 1e-3:
-        raise ValueError("the exported model's vectors differ from the original's")
+def _threads() -> int:
+    # The CPUs this process may run on (taskset, cgroup cpusets), not every CPU of the machine.
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-@lru_cache(maxsize=2)
-def _session(path: str, model_dir: str, max_length: int):
+@lru_cache(maxsize=4)
+def _session(path: str, device: str):
     import onnxruntime
-    from tokenizers import Tokenizer
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    options.intra_op_num_threads = _threads()
+    options.inter_op_num_threads = 1  # one graph, run op by op: parallelism is inside each op
+    # Idle threads spinning for work would take CPU from other processes on a shared machine,
+    # and measured no faster here on 2 cores.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    cpu = ["CPUExecutionProvider"]
+    if device in ("auto", "cuda") and "CUDAExecutionProvider" in onnxruntime.get_available_providers():
+        try:
+            return onnxruntime.InferenceSession(path, options, providers=["CUDAExecutionProvider", *cpu])
+        except (RuntimeError, ValueError):  # onnxruntime-gpu installed, but no usable GPU or CUDA
+            pass
+    return onnxruntime.InferenceSession(path, options, providers=cpu)
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(model_dir: str, max_length: int):
+    from tokenizers import Tokenizer
+
     tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+    # The file's own settings (all-MiniLM-L6-v2's: truncate at 128, pad to 128) are not what
+    # sentence-transformers applies; it truncates at max_seq_length and pads per batch.
+    tokenizer.no_padding()
     tokenizer.enable_truncation(max_length)
-    tokenizer.enable_padding()
-    return session, tokenizer
+    return tokenizer
 
 
 def _max_length(model_dir: Path, override: int | None) -> int:
@@ -116,29 +76,86 @@ def _max_length(model_dir: Path, override: int | None) -> int:
     return 256
 
 
+def buckets(lengths: Sequence[int], max_texts: int, max_tokens: int) -> list[list[int]]:
+    """Indices of `lengths` grouped into batches of similar length: sorted by length, each batch
+    at most `max_texts` long and at most `max_tokens` once padded to its longest member."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    for i in order:
+        # Sorted ascending, so the newcomer is the longest: it sets the padded width.
+        if batch and (len(batch) >= max_texts or (len(batch) + 1) * lengths[i] > max_tokens):
+            batches.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        batches.append(batch)
+    return batches
+
+
 class OnnxEmbedder(Embedder):
-    def __init__(self, model_dir: Path, onnx_file: Path, name: str, batch_size: int = 32,
-                 max_seq_length: int | None = None) -> None:
+    """`precision` 'fp32' gives sentence-transformers' vectors, so it shares their identity (`name`);
+    'int8' gives slightly different ones and is named apart, so an index never mixes the two."""
+
+    def __init__(self, model_dir: Path, cache_dir: Path, name: str, batch_size: int = 32,
+                 max_seq_length: int | None = None, precision: str = "fp32", device: str = "auto", *,
+                 on_build: Callable[[], None] | None = None) -> None:
+        if precision not in ("fp32", "int8"):
+            raise ValueError(f"precision must be 'fp32' or 'int8', not {precision!r}")
         self.model_dir = model_dir
-        self.onnx_file = onnx_file
-        self.name = name  # the same model as the torch embedder: vectors are interchangeable
+        self.fp32_file = onnx_path(cache_dir, model_dir)
+        self.onnx_file = self.fp32_file if precision == "fp32" else int8_path(self.fp32_file)
+        self.precision = precision
+        self.name = name if precision == "fp32" else f"{name}+onnx-int8"
         self.batch_size = batch_size
         self.max_length = _max_length(model_dir, max_seq_length)
+        self.device = device
+        self.on_build = on_build  # told before a build starts: it takes seconds, once
+
+    @property
+    def built(self) -> bool:
+        """Whether the graph this embedder runs is already in the cache (else load() builds it)."""
+        return self.onnx_file.is_file()
 
     def load(self) -> None:
+        if not self.built and self.on_build:
+            self.on_build()
+        if not self.fp32_file.is_file():
+            export(self.model_dir, self.fp32_file)
         if not self.onnx_file.is_file():
-            export(self.model_dir, self.onnx_file)
-        _session(str(self.onnx_file), str(self.model_dir), self.max_length)
+            quantize(self.fp32_file, self.model_dir, self.onnx_file)
+        _session(str(self.onnx_file), self.device)
 
-    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+    @property
+    def providers(self) -> list[str]:
+        """Where the model runs, e.g. ['CUDAExecutionProvider', 'CPUExecutionProvider']."""
+        self.load()
+        return _session(str(self.onnx_file), self.device).get_providers()
+
+    def embed(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[Vector]:
         import numpy as np
 
         self.load()
-        session, tokenizer = _session(str(self.onnx_file), str(self.model_dir), self.max_length)
-        encodings = tokenizer.encode_batch(list(texts))
-        feeds = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
-        return session.run(["embedding"], feeds)[0].tolist()
+        session = _session(str(self.onnx_file), self.device)
+        # sentence-transformers strips each text before tokenizing; so must we, to match it.
+        encodings = _tokenizer(str(self.model_dir), self.max_length).encode_batch([t.strip() for t in texts])
+        lengths = [len(e.ids) for e in encodings]
+        on_gpu = session.get_providers()[0] == "CUDAExecutionProvider"
+        max_tokens = self.batch_size * self.max_length if on_gpu else CPU_BATCH_TOKENS
+        out: list[Vector] = [[] for _ in texts]
+        for batch in buckets(lengths, self.batch_size, max_tokens):
+            width = max(lengths[i] for i in batch)
+            feeds = {name: np.zeros((len(batch), width), dtype=np.int64) for name in INPUTS}
+            for row, i in enumerate(batch):
+                feeds["input_ids"][row, : lengths[i]] = encodings[i].ids
+                feeds["attention_mask"][row, : lengths[i]] = 1
+                feeds["token_type_ids"][row, : lengths[i]] = encodings[i].type_ids
+            vectors = session.run(["embedding"], feeds)[0].tolist()
+            for row, i in enumerate(batch):
+                out[i] = vectors[row]
+            if progress:
+                progress(len(batch))
+        return out
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        return self.embed(texts)
