@@ -9,7 +9,8 @@ in file order. The file sits in a temporary git repository served by a `codeasst
 serve` this script starts (`--port 0`, a bearer token, `CODEASST_HOME` in a
 temporary directory whose `cache/models` links to the user's model cache, so the
 bundled GGUF is not assembled again). The client opens each file first
-(`POST /v1/open`), as an editor does, and sends the whole buffer with each request.
+(`POST /v1/open`, with the cursor where typing starts), as an editor does, and sends the
+whole buffer with each request.
 
 Typing model (seeded, `--seed`). One keystroke is one character, except Enter, which
 also brings the next line's indentation (the editor indents). Within a word the
@@ -302,8 +303,10 @@ class Replay:
 
     def file(self, path: str, original: str, regions: list[Region]) -> None:
         first = regions[0]
-        status, body = self.client.post("/v1/open", {"path": path,
-                                                     "text": original[:first.start] + original[first.end:]})
+        before = original[:first.start]  # the editor opens the file with the cursor where typing starts
+        status, body = self.client.post("/v1/open", {"path": path, "text": before + original[first.end:],
+                                                     "line": before.count("\n") + 1,
+                                                     "col": first.start - before.rfind("\n")})
         if status != 200:
             raise RuntimeError(f"/v1/open answered {status}: {body}")
         self.opens.append(body)

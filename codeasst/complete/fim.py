@@ -4,10 +4,17 @@ The FIM string is built here with Qwen2.5-Coder's tokens (llama-cpp-python's
 `suffix=` path hard-codes the FIM token ids to 0). It is ordered from what
 changes least to what changes most, so that the KV cache of the last request
 is reused as the user types: other files first (`<|repo_name|>`,
-`<|file_sep|>path`), then the current file's prefix, then a short suffix:
+`<|file_sep|>path`), then the current file, in one of two layouts:
 
     <|repo_name|>NAME\\n<|file_sep|>other.py\\n...\\n<|file_sep|>this.py\\n
-    <|fim_prefix|>PREFIX<|fim_suffix|>SUFFIX<|fim_middle|>
+    psm: <|fim_prefix|>PREFIX<|fim_suffix|>SUFFIX<|fim_middle|>
+    spm: <|fim_suffix|>SUFFIX<|fim_prefix|>PREFIX<|fim_middle|>
+
+While the user types at the cursor, only the prefix's end changes. In PSM the
+whole suffix comes after it and is evaluated again on every keystroke; in SPM
+only the typed characters are new. The prefix is a window of the file that
+starts at a line start and moves in steps (`_window`), so that its beginning,
+and the KV cache, stay the same while the user types on.
 
 Generation stops at the model's end-of-text tokens, at a line indented less than
 the cursor's (llama.cpp's `n_indent`), after the configured number of lines,
@@ -43,6 +50,7 @@ class CompleteOptions:
     prefix_tokens: int = 1536  # of the current file before the cursor
     suffix_tokens: int = 256  # and after it
     context_tokens: int = 0  # other files' text, before the current file (0: none)
+    layout: str = "psm"  # 'psm' or 'spm' (module docstring)
     in_comments: bool = False  # suggest inside comments and strings too
 
 
@@ -65,12 +73,18 @@ class Suggestion:
         return data
 
 
-def _tail(text: str, chars: int) -> str:
-    """The end of `text`, at most `chars`, starting at a line start where it was cut."""
+def _window(text: str, chars: int) -> str:
+    """The end of `text`, at most `chars`, starting at a line start where it was cut.
+
+    The start moves in steps of an eighth of `chars`, not with every character: text typed at
+    the end leaves the window's beginning where it was, so the model's KV cache still holds it.
+    The window is therefore between 7/8 of `chars` (plus a line) and `chars` long."""
     if len(text) <= chars:
         return text
-    cut_at = text.find("\n", len(text) - chars)
-    return text[cut_at + 1:] if cut_at != -1 else text[-chars:]
+    step = max(1, chars // 8)
+    start = -(-(len(text) - chars) // step) * step  # the excess, rounded up to a whole step
+    cut_at = text.find("\n", start - 1)
+    return text[cut_at + 1:] if cut_at != -1 else text[start:]
 
 
 def _head(text: str, chars: int) -> str:
@@ -83,8 +97,11 @@ def _head(text: str, chars: int) -> str:
 def fim_prompt(prefix: str, suffix: str, options: CompleteOptions = CompleteOptions(), *,
                context: Sequence[tuple[str, str]] = (), repo: str = "", path: str = "") -> str:
     """The FIM string; sizes in tokens are taken as 3 characters a token (code runs 3 to 4)."""
-    body = f"{PREFIX}{_tail(prefix, options.prefix_tokens * 3)}{SUFFIX}" \
-           f"{_head(suffix, options.suffix_tokens * 3)}{MIDDLE}"
+    before, after = _window(prefix, options.prefix_tokens * 3), _head(suffix, options.suffix_tokens * 3)
+    if options.layout == "spm":
+        body = f"{SUFFIX}{after}{PREFIX}{before}{MIDDLE}"
+    else:
+        body = f"{PREFIX}{before}{SUFFIX}{after}{MIDDLE}"
     if not context and not repo:
         return body
     budget = options.context_tokens * 3

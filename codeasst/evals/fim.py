@@ -7,7 +7,9 @@ test's input on stdin and prints one of its accepted outputs (stripped lines).
 
 Systems, from one generation per row (greedy decoding, so running the model again for each
 would give the same text):
-- `raw`: the model with a plain FIM prompt, its first line as it is: the baseline;
+- `raw`: the model with a plain FIM prompt (PSM, the default windows), its first line as it
+  is: the baseline. Where the product's prompt differs (another `complete.layout` or
+  `suffix_tokens`), the baseline is generated from its own prompt, in the same run;
 - `complete`: `codeasst complete` itself: the stops, the statement cut, the confidence gate.
 The gate's threshold and the line limit are swept over the same generations, so the tuning
 split picks them and the test split reports them.
@@ -66,6 +68,7 @@ class Generation:
     prompt_tokens: int
     truth_passes: bool
     passes: dict[str, bool] = field(default_factory=dict)  # completion text -> passes
+    baseline: str | None = None  # the baseline's text, where its plain prompt differs from the product's
 
 
 def load(path: Path, split: str, limit: int | None) -> list[Row]:
@@ -166,13 +169,18 @@ def generate_all(services: Services, rows: list[Row], options: CompleteOptions,
     llm.load()
     gens = []
     wide = replace(options, max_lines=max(LINE_LIMITS))
+    plain = CompleteOptions(max_lines=wide.max_lines, max_tokens=wide.max_tokens, time_cap_ms=wide.time_cap_ms,
+                            prefix_tokens=wide.prefix_tokens)
     for number, row in enumerate(rows, 1):
         prompt = fim_prompt(row.prefix, row.suffix, wide)
         started = time.perf_counter()
         raw, tokens, _ = generate(llm, prompt, row.prefix, wide)
         seconds = time.perf_counter() - started
-        gens.append(Generation(row.task_id, row.kind, raw, tokens, seconds, llm.count_tokens(prompt) or 0,
-                               runs(row.prefix + row.ground_truth + row.suffix, row.tests)))
+        gen = Generation(row.task_id, row.kind, raw, tokens, seconds, llm.count_tokens(prompt) or 0,
+                         runs(row.prefix + row.ground_truth + row.suffix, row.tests))
+        if (baseline_prompt := fim_prompt(row.prefix, row.suffix, plain)) != prompt:
+            gen.baseline = generate(llm, baseline_prompt, row.prefix, plain)[0]
+        gens.append(gen)
         if on_row:
             on_row(number, len(rows))
     return gens
@@ -183,8 +191,10 @@ def _pct(x: float) -> str:
 
 
 def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, split: str, seconds: float) -> dict:
-    raw = score("raw (plain FIM, first line)", rows, gens, lambda r, g: g.raw.split("\n")[0])
-    product = score(f"complete (max_lines {options.max_lines}, threshold {options.min_mean_logprob})", rows, gens,
+    raw = score("raw (plain FIM, first line)", rows, gens,
+                lambda r, g: (g.raw if g.baseline is None else g.baseline).split("\n")[0])
+    product = score(f"complete ({options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
+                    f"threshold {options.min_mean_logprob})", rows, gens,
                     lambda r, g: suggestion(r, g, options.max_lines, options.min_mean_logprob))
     sweep = [score(f"max_lines {n}, threshold {t}", rows, gens, lambda r, g, n=n, t=t: suggestion(r, g, n, t))
              for n in LINE_LIMITS for t in THRESHOLDS]

@@ -58,6 +58,8 @@ class CompleteRequest(BaseModel):
 class OpenRequest(BaseModel):
     path: str = Field(min_length=1, max_length=4096)
     text: str | None = Field(None, max_length=MAX_TEXT_CHARS)
+    line: int | None = Field(None, ge=1, description="The cursor, if known: its prompt is warmed as a whole.")
+    col: int | None = Field(None, ge=1)
 
 
 class SearchRequest(BaseModel):
@@ -237,15 +239,22 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.post("/v1/open", dependencies=[Depends(authorized)])
     def opened(body: OpenRequest) -> dict:
-        from codeasst.complete.fim import fim_prompt
+        from codeasst.complete.fim import MIDDLE, fim_prompt
 
         target, rel = _resolve(state, body.path)
         text = body.text if body.text is not None else _read(target, rel)
+        options = options_from(services)
+        if body.line is not None:
+            at = split_at(text.replace("\r\n", "\n"), body.line, body.col or 1)
+            # The prompt at the cursor, all but the marker after which the model writes.
+            prompt = fim_prompt(at.prefix, at.suffix, options, path=rel).removesuffix(MIDDLE)
+        else:
+            # The file's beginning as a prompt prefix: the first request in it finds it cached
+            # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
+            prompt = fim_prompt(text, "", options, path=rel).split("<|fim_suffix|>")[0]
         started = time.perf_counter()
         with state.lock:
             services.llm.load()
-            # The file's beginning as a prompt prefix: the first request in it finds it cached.
-            prompt = fim_prompt(text, "", options_from(services)).split("<|fim_suffix|>")[0]
             warmed = services.llm.warm(prompt)
         return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
 

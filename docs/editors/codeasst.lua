@@ -60,8 +60,13 @@ function M.setup(opts)
     if not M.accept() then vim.api.nvim_feedkeys(vim.keycode("<Tab>"), "n", false) end
   end, { desc = "codeasst: accept the suggestion" })
   vim.api.nvim_create_autocmd({ "InsertLeave", "CursorMovedI" }, { callback = function() clear("discarded") end })
-  vim.api.nvim_create_autocmd("BufEnter", { callback = function(ev)
-    if vim.bo[ev.buf].buftype == "" and ev.file ~= "" then post("/v1/open", { path = ev.file }) end
+  -- Warm the prompt at the cursor when a file is entered and when insert mode starts.
+  vim.api.nvim_create_autocmd({ "BufEnter", "InsertEnter" }, { callback = function(ev)
+    if vim.bo[ev.buf].buftype == "" and ev.file ~= "" then
+      local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+      post("/v1/open", { path = ev.file, line = row, col = col + 1,
+                         text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") })
+    end
   end })
 end
 

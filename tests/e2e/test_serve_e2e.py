@@ -54,8 +54,12 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
     assert {"/v1/complete", "/v1/search", "/v1/ask", "/v1/events", "/v1/open"} <= set(openapi["paths"])
 
     at = {"path": "mod.py", "line": BODY_LINE, "col": 5, "client": "editor"}
+    # the editor says the file is open, with its cursor: the prompt there is evaluated now
+    status, opened = call(url, "/v1/open", {"path": "mod.py", "line": BODY_LINE, "col": 5})
+    assert status == 200 and opened["tokens"] > 0, opened
     status, first = call(url, "/v1/complete", at)
     assert status == 200 and first["text"].startswith("return n % 2 == 0"), first
+    assert first["cached_tokens"] >= first["prompt_tokens"] - 1, "the open did not warm the prompt at the cursor"
     status, again = call(url, "/v1/complete", at)
     assert again["text"] == first["text"]
     assert again["cached_tokens"] >= first["prompt_tokens"] - 1  # the whole prompt was in the KV cache

@@ -57,6 +57,22 @@ def test_the_fim_string_is_built_from_qwens_tokens_stable_parts_first():
     assert kept.startswith("line_") and long.endswith(kept) and len(kept) <= 300
 
 
+def test_typing_at_the_cursor_keeps_the_prompt_before_it_in_both_layouts():
+    long = "".join(f"line_{i} = {i}\n" for i in range(2000))
+    suffix = "\nprint(done)\n"
+    for layout in ("psm", "spm"):
+        options = CompleteOptions(prefix_tokens=100, layout=layout)
+        prompts = [fim_prompt(long + "total = " + typed, suffix, options) for typed in ("", "c", "co", "cou")]
+        starts = {p[:p.index("total = ")] for p in prompts}
+        assert len(starts) == 1, f"{layout}: the window moved while the user typed"
+    spm = fim_prompt("a = 1\n", "\nb = 2\n", CompleteOptions(layout="spm"))
+    assert spm == "<|fim_suffix|>\nb = 2\n<|fim_prefix|>a = 1\n<|fim_middle|>"
+    # line after line typed, the window moves in steps of about three lines, not with every line
+    ends = [long.index(f"line_{n} =") for n in range(1000, 1300)]
+    windows = {fim_prompt(long[:end], "", CompleteOptions(prefix_tokens=100))[:40] for end in ends}
+    assert 50 < len(windows) < 150
+
+
 def test_whole_statements_only():
     prefix, suffix = FILE[:AT], FILE[AT:]
     assert cut("python", prefix, "return pi * r ** 2", suffix, 4) == ("return pi * r ** 2", "")
