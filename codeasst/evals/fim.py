@@ -7,8 +7,8 @@ test's input on stdin and prints one of its accepted outputs (stripped lines).
 
 Systems, from one generation per row (greedy decoding, so running the model again for each
 would give the same text):
-- `raw`: the model with a plain FIM prompt (PSM, the default windows), its first line as it
-  is: the baseline. Where the product's prompt differs (another `complete.layout` or
+- `raw`: the model with a plain FIM prompt (PSM, 256 tokens of suffix), its first line as
+  it is: the baseline. Where the product's prompt differs (another `complete.layout` or
   `suffix_tokens`), the baseline is generated from its own prompt, in the same run;
 - `complete`: `codeasst complete` itself: the stops, the statement cut, the confidence gate.
 The gate's threshold and the line limit are swept over the same generations, so the tuning
@@ -42,6 +42,7 @@ from codeasst.services import Services
 _TEST_TIMEOUT_S = 10.0
 THRESHOLDS = (-math.inf, -1.5, -1.2, -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, -0.2)
 LINE_LIMITS = (1, 2, 4)
+PLAIN_SUFFIX_TOKENS = 256  # the baseline's suffix: what `complete` read before it was tuned (docs/benchmarks.md)
 
 
 def split_of(task_id: str) -> str:
@@ -170,7 +171,7 @@ def generate_all(services: Services, rows: list[Row], options: CompleteOptions,
     gens = []
     wide = replace(options, max_lines=max(LINE_LIMITS))
     plain = CompleteOptions(max_lines=wide.max_lines, max_tokens=wide.max_tokens, time_cap_ms=wide.time_cap_ms,
-                            prefix_tokens=wide.prefix_tokens)
+                            prefix_tokens=wide.prefix_tokens, suffix_tokens=PLAIN_SUFFIX_TOKENS, layout="psm")
     for number, row in enumerate(rows, 1):
         prompt = fim_prompt(row.prefix, row.suffix, wide)
         started = time.perf_counter()
