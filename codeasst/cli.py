@@ -736,6 +736,35 @@ def eval_fim(
         typer.echo("\n".join(fim.lines(result)))
 
 
+@eval_app.command("unittest")
+def eval_unittest(
+    repo: Annotated[str, typer.Argument(help="A directory with a pytest suite, or NAME==VERSION (its sdist, "
+                                        "fetched from PyPI once).")],
+    tests: Annotated[str | None, typer.Option("--tests", help="The suite's pytest arguments, relative to REPO "
+                                              "(default: tests/ or test/ if there, else all of REPO).")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Mask N functions (a stable sample).")] = 20,
+    seed: Annotated[int, typer.Option("--seed", help="Another seed, another sample.")] = 0,
+    test_timeout: Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds per test run.")] = 60.0,
+    out: Annotated[Path | None, typer.Option("--out", help="Write per-row results here (JSONL).")] = None,
+    model: ModelOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Completion scored by a repository's own tests: a masked statement, the tests that run it."""
+    from codeasst.evals import unittest_metric
+
+    services = _services(Path("."), model=model, about_repo=False)
+    result = unittest_metric.evaluate(
+        services, repo, tests=tests, limit=limit, seed=seed, test_timeout_s=test_timeout, on_note=_note,
+        on_row=lambda n, total, row: typer.echo(f"[{n}/{total}] {row.file}::{row.function} line {row.line}: "
+                                                f"{row.status}", err=True))
+    if out:
+        unittest_metric.write_rows(out, result["rows"])
+    if as_json:
+        _emit_json(unittest_metric.to_json(result))
+    else:
+        typer.echo("\n".join(unittest_metric.lines(result)))
+
+
 @eval_app.command("fix-modules")
 def eval_fix_modules(
     data: Annotated[Path, typer.Argument(help="A TOML set of packages and files (tests/data/fix/modules.toml), "

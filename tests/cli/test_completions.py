@@ -46,6 +46,7 @@ ASKED = [
     ("codeasst se", {"search", "serve"}),
     ("codeasst search --no", {"--no-llm"}),
     ("codeasst eval fi", {"fix", "fix-modules", "fim"}),
+    ("codeasst eval unit", {"unittest"}),
 ]
 
 

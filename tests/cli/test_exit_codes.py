@@ -197,6 +197,11 @@ CASES = [
     Case("eval fix", "a row with fields missing", 2, lambda p: [_rows("f.jsonl", [{"code": "x"}])(p)], "missing"),
     Case("eval fim", "a file that does not exist", 2, lambda p: [p.missing], "cannot read"),
     Case("eval fim", "an unknown --split", 2, lambda p: [p.missing, "--split", "dev"], "unknown split"),
+    Case("eval unittest", "a path that does not exist", 2, lambda p: [p.missing], "neither a directory nor"),
+    Case("eval unittest", "a directory without tests", 2, lambda p: [p.repo], "no tests collected"),
+    Case("eval unittest", "--tests naming nothing", 2, lambda p: [p.repo, "--tests", "nosuch_test.py"],
+         "pytest refused its arguments"),
+    Case("eval unittest", "--limit 0", 2, lambda p: [p.repo, "--limit", "0"], "Invalid value for '--limit'"),
     Case("eval fix-modules", "a set that is not TOML", 2, lambda p: [_rows("s.toml", [{"a": 1}])(p)], "not TOML"),
     Case("eval fix-modules", "a set that does not exist", 2, lambda p: [p.missing], "cannot read"),
     Case("eval", "no subcommand", 2, lambda p: [], ""),
@@ -282,7 +287,7 @@ _FIRST_STEP = {
 }
 _ARGS = {"search": ["x"], "ask": ["x"], "complete": ["-", "--line", "1", "--col", "1"], "fix": ["-"],
          "eval retrieval": ["q.jsonl"], "eval ask": ["q.jsonl"], "eval fix": ["d.jsonl"], "eval fim": ["d.jsonl"],
-         "eval fix-modules": ["set.toml"]}
+         "eval unittest": ["repo"], "eval fix-modules": ["set.toml"]}
 
 
 @pytest.mark.parametrize("command", sorted(_commands() - set(PENDING)))

@@ -32,6 +32,7 @@ SCHEMAS_OF = {
     "eval ask": ["eval-ask"],
     "eval fix": ["eval-fix"],
     "eval fim": ["eval-fim"],
+    "eval unittest": ["eval-unittest"],
     "eval fix-modules": ["eval-fix-modules"],
 }
 MESSY = "import os\ndef f(a,b) :\n    return a+b\n"
@@ -214,6 +215,17 @@ def _eval_fim(w: World) -> list:
     return [w.invoke("eval", "fim", data, "--split", "all", "--json").json()]
 
 
+def _eval_unittest(w: World) -> list:
+    repo = w.tmp / "stats"
+    repo.mkdir()
+    (repo / "stats.py").write_text("def double(x):\n    return x * 2\n\n\ndef note(x):\n    \"\"\"No test looks.\"\"\"\n"
+                                   "    print(x)\n")
+    (repo / "test_stats.py").write_text("from stats import double, note\n\n\ndef test_double():\n"
+                                        "    note(1)\n    assert double(2) == 4\n")
+    w.llm.enqueue("return x + x\n", "return x * 2\n")  # raw, then complete, on the row kept
+    return [w.invoke("eval", "unittest", repo, "--json").json()]
+
+
 def _eval_fix_modules(w: World) -> list:
     folder = w.tmp / "mods"
     folder.mkdir()
@@ -227,7 +239,7 @@ CASES: dict[str, Callable] = {
     "complete": _complete, "stats": _stats, "fix": _fix, "models": _models, "models-check": _models_check,
     "config": _config, "trust": _trust, "trust-revoke": _trust_revoke, "trust-list": _trust_list, "paths": _paths,
     "eval-retrieval": _eval_retrieval, "eval-ask": _eval_ask, "eval-fix": _eval_fix, "eval-fim": _eval_fim,
-    "eval-fix-modules": _eval_fix_modules,
+    "eval-unittest": _eval_unittest, "eval-fix-modules": _eval_fix_modules,
 }
 
 
