@@ -76,7 +76,25 @@ def _repeats(lines: list[str], following: list[str]) -> bool:
 
 def cut(grammar: str, prefix: str, text: str, suffix: str, max_lines: int) -> tuple[str, str]:
     """The longest run of whole lines of `text` (at most `max_lines`; one where the cursor is
-    mid-line) that parses at the cursor, and "" or the reason there is none."""
+    mid-line) that parses at the cursor, and "" or the reason there is none.
+
+    At a cursor already indented on an empty line (where an editor puts it after Enter), the
+    model often writes the indentation again; inserted as written, its text is indented twice
+    and never parses. Where nothing parses as written, the text is tried again without the
+    first line's indentation."""
+    found, reason = _cut(grammar, prefix, text, suffix, max_lines)
+    line_start = prefix[prefix.rfind("\n") + 1:]
+    if found or not line_start or line_start.strip():
+        return found, reason
+    extra = len(text) - len(text.lstrip(" \t"))
+    if not extra:
+        return found, reason
+    # Only the first line: it follows the cursor's indentation; the next lines carry their own.
+    dedented, _ = _cut(grammar, prefix, text[extra:], suffix, max_lines)
+    return (dedented, "") if dedented else (found, reason)
+
+
+def _cut(grammar: str, prefix: str, text: str, suffix: str, max_lines: int) -> tuple[str, str]:
     line_start = prefix[prefix.rfind("\n") + 1:]
     rest_of_line, _, after = suffix.partition("\n")
     mid_line = bool(line_start.strip())

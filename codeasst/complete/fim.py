@@ -157,9 +157,12 @@ def generate(llm: LLM, prompt: str, prefix: str, options: CompleteOptions,
     return text, list(zip(ends, logprobs, strict=True)), generated
 
 
-def mean_logprob(tokens: list[tuple[int, float]], text: str) -> float | None:
-    """The mean log-probability of the tokens that wrote `text` (a prefix of the model's text);
-    `tokens` holds where each token ends in that text, and its log-probability."""
+def mean_logprob(tokens: list[tuple[int, float]], text: str, raw: str | None = None) -> float | None:
+    """The mean log-probability of the tokens that wrote `text`: a prefix of the model's text
+    `raw`, or its first lines with their indentation cut (cut.py), counted here as those lines
+    of `raw`. `tokens` holds where each token ends in `raw`, and its log-probability."""
+    if raw is not None and not raw.startswith(text):
+        text = "\n".join(raw.split("\n")[: text.count("\n") + 1])
     starts = [0, *(end for end, _ in tokens)]
     covering = [lp for (_, lp), start in zip(tokens, starts, strict=False) if start < len(text)]
     return sum(covering) / len(covering) if covering else None
@@ -181,7 +184,7 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
                             generated_tokens=generated)
     text, reason = cut(grammar, prefix, raw, suffix, options.max_lines) if grammar else \
         _plain_cut(raw, prefix, options)
-    suggestion.mean_logprob = mean_logprob(tokens, text)
+    suggestion.mean_logprob = mean_logprob(tokens, text, raw)
     if text and suggestion.mean_logprob is not None and suggestion.mean_logprob < options.min_mean_logprob:
         text = ""
         reason = f"the model is unsure (mean log-probability {suggestion.mean_logprob:.2f} < " \

@@ -126,7 +126,7 @@ def suggestion(row: Row, gen: Generation, max_lines: int, threshold: float) -> s
     text, _ = cut("python", row.prefix, gen.raw, row.suffix, max_lines)
     if not text:
         return ""
-    mean = mean_logprob(gen.tokens, text)
+    mean = mean_logprob(gen.tokens, text, gen.raw)
     return text if mean is None or mean >= threshold else ""
 
 

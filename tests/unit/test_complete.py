@@ -8,7 +8,7 @@ import pytest
 from codeasst.backends.base import Token
 from codeasst.backends.fake import ScriptedLLM
 from codeasst.complete.cut import cut, parses_as_well
-from codeasst.complete.fim import CompleteOptions, complete, fim_prompt
+from codeasst.complete.fim import CompleteOptions, complete, fim_prompt, mean_logprob
 from codeasst.complete.gate import reason_not_to_ask
 from codeasst.errors import UsageError
 from codeasst.tasks.complete import split_at
@@ -117,3 +117,17 @@ def test_an_unsure_model_is_silent_and_says_why():
                           CompleteOptions(min_mean_logprob=-1.0))
     assert suggestion.text == "" and "unsure" in suggestion.reason
     assert suggestion.raw == "return pi * r ** 2"
+
+
+def test_indentation_written_again_at_an_indented_cursor_is_dropped():
+    prefix, suffix = "def f(items):\n    total = 0\n    ", "\n    return total\n"
+    # the editor indented the line; the model indents again: as written it would not parse
+    assert cut("python", prefix, "    for item in items:\n        total += item", suffix, 4) == (
+        "for item in items:\n        total += item", "")
+    # text that parses as written is kept as written, and a cursor at column 0 keeps the model's indentation
+    assert cut("python", prefix, "total += 1", suffix, 4) == ("total += 1", "")
+    assert cut("python", "def f():\n", "    return 1", "\n", 4) == ("    return 1", "")
+    # the log-probability is that of the tokens that wrote those lines
+    raw = "    for item in items:\n        total += item"
+    tokens = [(4, -0.1), (22, -0.3), (len(raw), -0.5)]
+    assert mean_logprob(tokens, "for item in items:\n        total += item", raw) == pytest.approx(-0.3)
