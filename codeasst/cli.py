@@ -418,6 +418,9 @@ def serve(
         sock.bind((host, port))
     except OSError as exc:
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    # Listening before the announcement: a client that finds the server at once is queued until
+    # uvicorn accepts, not refused (it would fall back to loading the models itself).
+    sock.listen(2048)
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound}"
     record = discovery.announce(services.repo.root, url, token)
