@@ -50,14 +50,16 @@ def first_byte(args: list[str], cwd: Path, env: dict[str, str] | None = None) ->
     return elapsed
 
 
-def model_speed(repo: Path) -> str:
-    """The model's raw speed now: this machine's speed drifts by 20% over an hour."""
+def model_speed(repo: Path, model: str | None = None) -> str:
+    """The model's raw speed now: this machine's speed drifts by 20% over an hour.
+    (bench/typing_replay.py measures with this too.)"""
     from codeasst.backends.base import GenerationParams
     from codeasst.services import build_services
 
-    llm = build_services(repo).llm
+    llm = build_services(repo, model=model).llm
     llm.load()
-    prompt = " ".join(f"item_{i} = compute({i})" for i in range(100))
+    # A new first line each call: the KV cache of an earlier call must not answer for this one.
+    prompt = f"# {time.time_ns()}\n" + " ".join(f"item_{i} = compute({i})" for i in range(100))
     tokens = llm.count_tokens(prompt)
     started = time.perf_counter()
     pieces = llm.generate(prompt, GenerationParams(max_tokens=129))
@@ -65,7 +67,7 @@ def model_speed(repo: Path) -> str:
     first = time.perf_counter()
     generated = 1 + sum(1 for _ in pieces)
     done = time.perf_counter()
-    return (f"model now: prompt {tokens / (first - started):.0f} tok/s ({tokens} tokens), "
+    return (f"prompt {tokens / (first - started):.0f} tok/s ({tokens} tokens), "
             f"generation {(generated - 1) / (done - first):.1f} tok/s")
 
 
@@ -147,7 +149,7 @@ def main() -> None:
     ttft_full = [first_byte(["ask", q], repo, {"CODEASST_ASK__QUERY_ANALYSIS": "true"}) for q in questions]
     warm_search, warm_ttft = in_one_process(repo, questions)
     served_search, served_no_llm, served_ttft = through_server(repo, questions)
-    print(model_speed(repo))
+    print(f"model now: {model_speed(repo)}")
     for label, values in (("search --no-llm (baseline)", baseline), ("search", full),
                           ("ask, time to first answer byte", ttft),
                           ("ask with full query analysis, time to first answer byte", ttft_full),

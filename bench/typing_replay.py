@@ -65,6 +65,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from search import model_speed  # bench/search.py, beside this script
+
 SITE = Path(sysconfig.get_paths()["purelib"])
 CLI = [sys.executable, "-m", "codeasst.cli"]
 FILES = ["click/formatting.py", "rich/segment.py", "click/utils.py"]
@@ -357,26 +359,6 @@ def untimed(asked: list[Asked]) -> tuple[int, int, float]:
         events += [("shown", len(text)), ("accepted", taken) if taken else ("discarded", 0)]
     total, shown = happiness(events)
     return shown, sum(1 for kind, _ in events if kind == "accepted"), total
-
-
-def model_speed(repo: Path, model: str) -> str:
-    """The model's raw speed now (as bench/search.py measures it): this machine's speed drifts."""
-    from codeasst.backends.base import GenerationParams
-    from codeasst.services import build_services
-
-    llm = build_services(repo, model=model).llm
-    llm.load()
-    # A new first line each call: the KV cache of an earlier call must not answer for this one.
-    prompt = f"# {time.time_ns()}\n" + " ".join(f"item_{i} = compute({i})" for i in range(100))
-    tokens = llm.count_tokens(prompt)
-    started = time.perf_counter()
-    pieces = llm.generate(prompt, GenerationParams(max_tokens=129))
-    next(pieces)
-    first = time.perf_counter()
-    generated = 1 + sum(1 for _ in pieces)
-    done = time.perf_counter()
-    return (f"prompt {tokens / (first - started):.0f} tok/s ({tokens} tokens), "
-            f"generation {(generated - 1) / (done - first):.1f} tok/s")
 
 
 def start_server(repo: Path, model: str, token: str, log: Path) -> tuple[subprocess.Popen, str]:

@@ -45,6 +45,18 @@ LINE_LIMITS = (1, 2, 4)
 PLAIN_SUFFIX_TOKENS = 256  # the baseline's suffix: what `complete` read before it was tuned (docs/benchmarks.md)
 
 
+def plain_options(options: CompleteOptions, max_lines: int) -> CompleteOptions:
+    """The baseline's prompt and stops: PSM with PLAIN_SUFFIX_TOKENS, `options`' budgets otherwise."""
+    return CompleteOptions(max_lines=max_lines, max_tokens=options.max_tokens, time_cap_ms=options.time_cap_ms,
+                           prefix_tokens=options.prefix_tokens, suffix_tokens=PLAIN_SUFFIX_TOKENS, layout="psm")
+
+
+def settings_label(options: CompleteOptions) -> str:
+    """The `complete` settings a report names: the ones its evaluations tune."""
+    return (f"{options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
+            f"threshold {options.min_mean_logprob}")
+
+
 def split_of(task_id: str) -> str:
     return "tune" if int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % 2 == 0 else "test"
 
@@ -170,8 +182,7 @@ def generate_all(services: Services, rows: list[Row], options: CompleteOptions,
     llm.load()
     gens = []
     wide = replace(options, max_lines=max(LINE_LIMITS))
-    plain = CompleteOptions(max_lines=wide.max_lines, max_tokens=wide.max_tokens, time_cap_ms=wide.time_cap_ms,
-                            prefix_tokens=wide.prefix_tokens, suffix_tokens=PLAIN_SUFFIX_TOKENS, layout="psm")
+    plain = plain_options(wide, wide.max_lines)
     for number, row in enumerate(rows, 1):
         prompt = fim_prompt(row.prefix, row.suffix, wide)
         started = time.perf_counter()
@@ -194,8 +205,7 @@ def _pct(x: float) -> str:
 def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, split: str, seconds: float) -> dict:
     raw = score("raw (plain FIM, first line)", rows, gens,
                 lambda r, g: (g.raw if g.baseline is None else g.baseline).split("\n")[0])
-    product = score(f"complete ({options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
-                    f"threshold {options.min_mean_logprob})", rows, gens,
+    product = score(f"complete ({settings_label(options)})", rows, gens,
                     lambda r, g: suggestion(r, g, options.max_lines, options.min_mean_logprob))
     sweep = [score(f"max_lines {n}, threshold {t}", rows, gens, lambda r, g, n=n, t=t: suggestion(r, g, n, t))
              for n in LINE_LIMITS for t in THRESHOLDS]

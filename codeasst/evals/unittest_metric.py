@@ -41,7 +41,7 @@ from pathlib import Path
 
 from codeasst.complete.fim import CompleteOptions, fim_prompt, generate
 from codeasst.errors import CodeasstError, UsageError
-from codeasst.evals.fim import PLAIN_SUFFIX_TOKENS, Score, _pct
+from codeasst.evals.fim import Score, _pct, plain_options, settings_label
 from codeasst.evals.masking import Function, Masked, functions, mask
 from codeasst.evals.packages import REQUIREMENT, fetch, import_root
 from codeasst.services import Services
@@ -236,8 +236,7 @@ def select(found: list[Function], lines: dict[tuple[str, int], list[str]], limit
 
 def _raw(services: Services, masked: Masked, options: CompleteOptions) -> tuple[str, float]:
     """The baseline: a plain FIM prompt, the model's first line (generation stops there)."""
-    plain = CompleteOptions(max_lines=1, max_tokens=options.max_tokens, time_cap_ms=options.time_cap_ms,
-                            prefix_tokens=options.prefix_tokens, suffix_tokens=PLAIN_SUFFIX_TOKENS, layout="psm")
+    plain = plain_options(options, max_lines=1)
     started = time.perf_counter()
     text = generate(services.llm, fim_prompt(masked.prefix, masked.suffix, plain), masked.prefix, plain)[0]
     return text.split("\n")[0], (time.perf_counter() - started) * 1000
@@ -307,8 +306,7 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
             "dropped_unnoticed": statuses.count("dropped: the tests do not notice"),
             "dropped_truth_fails": statuses.count("dropped: the ground truth fails"),
             "scored": statuses.count("scored"), "test_runs": work.runs,
-            "settings": f"{options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
-                        f"threshold {options.min_mean_logprob}",
+            "settings": settings_label(options),
             "systems": systems(rows), "rows": rows}
 
 

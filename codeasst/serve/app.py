@@ -239,7 +239,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.post("/v1/open", dependencies=[Depends(authorized)])
     def opened(body: OpenRequest) -> dict:
-        from codeasst.complete.fim import MIDDLE, fim_prompt
+        from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt
 
         target, rel = _resolve(state, body.path)
         text = body.text if body.text is not None else _read(target, rel)
@@ -251,7 +251,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         else:
             # The file's beginning as a prompt prefix: the first request in it finds it cached
             # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
-            prompt = fim_prompt(text, "", options, path=rel).split("<|fim_suffix|>")[0]
+            prompt = fim_prompt(text, "", options, path=rel).split(SUFFIX)[0]
         started = time.perf_counter()
         with state.lock:
             services.llm.load()
