@@ -10,7 +10,10 @@ serve` this script starts (`--port 0`, a bearer token, `CODEASST_HOME` in a
 temporary directory whose `cache/models` links to the user's model cache, so the
 bundled GGUF is not assembled again). The client opens each file first
 (`POST /v1/open`, with the cursor where typing starts), as an editor does, and sends the
-whole buffer with each request.
+whole buffer with each request. Arriving at each later region is an InsertEnter: the
+client posts `/v1/open` with the new cursor without waiting for it, as
+`docs/editors/codeasst.lua` does, and the requests that follow overlap it as the clocks
+say (below).
 
 Typing model (seeded, `--seed`). One keystroke is one character, except Enter, which
 also brings the next line's indentation (the editor indents). Within a word the
@@ -226,6 +229,9 @@ class Replay:
         self.shown_ids: set[str] = set()
         self.events: list[tuple[str, int]] = []  # (kind, length)
         self.opens: list[dict] = []
+        self.warmups: list[Asked] = []
+        self.warmed: list[dict] = []  # what the InsertEnter warm-ups answered
+        self.last: Asked | None = None  # the latest request or warm-up sent, to overlap the next one with
         self.clock = 0.0
         self.real_start = time.perf_counter()
         self.typed_chars = self.tab_chars = self.regions = 0
@@ -243,19 +249,41 @@ class Replay:
     def send(self, path: str, text: str, offset: int, budget: float, upcoming: str) -> Asked:
         """Send a request now (simulated); wait for it as long as the user would, in real time."""
         asked = Asked(path, offset, self.clock + self.debounce, budget, upcoming)
-        if self.asked:  # an earlier request still running is overlapped as the clocks say
-            last = self.asked[-1]
-            if not last.future.done():
-                lag = (asked.sim_at - last.sim_at) - (time.perf_counter() - last.started)
-                if lag > 0:
-                    time.sleep(lag)
+        self.overlap(asked.sim_at)
         self.asked.append(asked)
+        self.last = asked
         asked.future = self.pool.submit(self.client.ask, asked, text)
         try:
             asked.future.result(timeout=budget)
         except TimeoutError:
             pass
         return asked
+
+    def overlap(self, sim_at: float) -> None:
+        """An earlier request or warm-up still running: wait until `sim_at` comes in real time."""
+        last = self.last
+        if last is not None and not last.future.done():
+            lag = (sim_at - last.sim_at) - (time.perf_counter() - last.started)
+            if lag > 0:
+                time.sleep(lag)
+
+    def warm(self, path: str, text: str, offset: int) -> None:
+        """InsertEnter at `offset`: `/v1/open` with the cursor, not waited for."""
+        self.overlap(self.clock)
+        prefix = text[:offset]
+        payload = {"path": path, "text": text, "line": prefix.count("\n") + 1,
+                   "col": offset - (prefix.rfind("\n") + 1) + 1}
+        opened = Asked(path, offset, self.clock, 0.0, started=time.perf_counter())
+
+        def post() -> None:
+            status, body = self.client.post("/v1/open", payload)
+            if status != 200:
+                raise RuntimeError(f"/v1/open answered {status}: {body}")
+            self.warmed.append(body)
+
+        opened.future = self.pool.submit(post)
+        self.warmups.append(opened)
+        self.last = opened
 
     def judge(self, asked: Asked, upcoming: str) -> int:
         """Characters accepted (Tab) from the answer to `asked`, with its events sent; 0 if none."""
@@ -281,11 +309,14 @@ class Replay:
             self.event("discarded", suggestion)
         return asked.accepted
 
-    def region(self, path: str, original: str, region: Region) -> None:
+    def region(self, path: str, original: str, region: Region, entered: bool = False) -> None:
+        """Type `region` back; `entered`: the cursor came here from elsewhere in the file."""
         self.regions += 1
         target = original[region.start:region.end]
         before, after = original[:region.start], original[region.end:]
         pos, gap = 0, self.pace.gap(self.rng, "\n", target[:1])  # arriving at the region is an Enter
+        if entered:
+            self.warm(path, before + after, len(before))
         while pos < len(target):
             pending = None
             if gap > self.debounce and not self.full():
@@ -312,12 +343,14 @@ class Replay:
         if status != 200:
             raise RuntimeError(f"/v1/open answered {status}: {body}")
         self.opens.append(body)
-        for region in regions:
+        for number, region in enumerate(regions):
             if self.full():
                 return
-            self.region(path, original, region)
+            self.region(path, original, region, entered=number > 0)
 
     def finish(self) -> None:
+        for opened in self.warmups:
+            opened.future.result()
         for asked in self.asked:
             asked.future.result()
             if asked.status != 200:
@@ -396,6 +429,11 @@ def report(replay: Replay, regions: dict[str, list[Region]], elapsed: float) -> 
           f"simulated typing {replay.clock:.0f} s ({replay.typed_chars / max(replay.clock, 1e-9):.1f} chars/s), "
           f"replay {elapsed:.0f} s real")
     print("opened: " + ", ".join(f"{o['path']} {o['tokens']} tokens in {o['seconds']:.2f} s" for o in replay.opens))
+    entered = replay.warmed
+    if entered:
+        print(f"warmed at InsertEnter: {len(entered)} times, tokens p50 "
+              f"{pct([o['tokens'] for o in entered], 0.5):.0f}, seconds p50 {pct([o['seconds'] for o in entered], 0.5):.2f}"
+              f" / max {max(o['seconds'] for o in entered):.2f}")
     print(f"requests {len(asked)}: answered by the gate {len(by['gate'])}, the type-ahead cache "
           f"{len(by['type-ahead'])}, the model {len(by['model'])}, cancelled by a newer request "
           f"{len(by['cancelled'])}")

@@ -52,7 +52,8 @@ def test_builtin_defaults(make_repo):
         "node_modules/pkg/index.js": "x", ".venv/lib/x.py": "x", "myenv/pyvenv.cfg": "x",
         "myenv/lib/site.py": "x", "poetry.lock": "x", "package-lock.json": "{}",
         "app.min.js": "x", "logo.png": b"\x89PNG", "__pycache__/m.pyc": b"\0",
-        "src/app.py": "x",
+        "locale/fr/LC_MESSAGES/django.po": 'msgid "Enter a valid value."\nmsgstr "Saisissez une valeur valide."\n',
+        "locale/django.pot": 'msgid "Enter a valid value."\n', "src/app.py": "x",
     })
     assert indexed(root) == ["src/app.py"]
 
