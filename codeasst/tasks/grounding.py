@@ -242,18 +242,26 @@ def _is_prose_unit(line: str) -> bool:
             and not WRITTEN_PLACE.search(stripped))
 
 
+def _unit_names(line: str) -> set[str]:
+    return set(named_identifiers(line)) | {w for w in WORD.findall(line) if "_" in w or w[1:] != w[1:].lower()}
+
+
+def _defines(excerpt: Excerpt, name: str) -> bool:
+    defined = {excerpt.name, excerpt.name.rsplit(".", 1)[-1]} | set(DEFINES.findall(excerpt.text))
+    return name in defined or name.rsplit(".", 1)[-1] in defined
+
+
 def best_excerpt(line: str, excerpts: list[Excerpt]) -> tuple[Excerpt | None, float]:
     """The excerpt a line of prose draws on most: names it shares count most, its file named
     counts too, then shared content words; ties go to retrieval's better hit."""
-    line_names = set(named_identifiers(line)) | {w for w in WORD.findall(line) if "_" in w or w[1:] != w[1:].lower()}
+    line_names = _unit_names(line)
     line_words = _content_words(line)
     best, best_score = None, 0.0
     for excerpt in excerpts:
         known = words(excerpt.text) | words(excerpt.name)
         score = 3.0 * sum(all(p in known for p in n.split(".")) for n in line_names)
         # A name the excerpt is, or defines, says more than a name it only mentions.
-        defines = {excerpt.name, excerpt.name.rsplit(".", 1)[-1]} | set(DEFINES.findall(excerpt.text))
-        score += 3.0 * sum(n in defines or n.rsplit(".", 1)[-1] in defines for n in line_names)
+        score += 3.0 * sum(_defines(excerpt, n) for n in line_names)
         if excerpt.path in line or Path(excerpt.path).name in line.split("`"):
             score += 4.0
         score += len(line_words & _content_words(excerpt.text + " " + excerpt.name))
@@ -261,6 +269,19 @@ def best_excerpt(line: str, excerpts: list[Excerpt]) -> tuple[Excerpt | None, fl
         if score > best_score:
             best, best_score = excerpt, score
     return (best, best_score) if best_score >= ATTACH_THRESHOLD else (None, best_score)
+
+
+def definitions_elsewhere(line: str, excerpts: list[Excerpt], best: Excerpt, limit: int = 2) -> list[Excerpt]:
+    """Excerpts of other files that define a name the line uses: a line that names a function
+    defined in one file and a class defined in another draws on both."""
+    names = {n for n in _unit_names(line) if not n.rsplit(".", 1)[-1].startswith("__")}  # not __init__
+    found: list[Excerpt] = []
+    for excerpt in sorted(excerpts, key=lambda e: e.rank):
+        if excerpt.path == best.path or any(e.path == excerpt.path for e in found):
+            continue
+        if any(_defines(excerpt, n) for n in names):
+            found.append(excerpt)
+    return found[:limit]
 
 
 NEW_UNIT = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|#|```|\|)|[^\s\da-z]")
@@ -393,8 +414,10 @@ class CitingStream:
         excerpt, _ = best_excerpt(unit, self.excerpts)
         if excerpt is None:
             return ""
-        self.on_attach(excerpt, unit)
-        return f" (see {excerpt.place})"
+        drawn = [excerpt, *definitions_elsewhere(unit, self.excerpts, excerpt)]
+        for each in drawn:
+            self.on_attach(each, unit)
+        return f" (see {'; '.join(e.place for e in drawn)})"
 
 
 def says_no_answer(text: str) -> bool:

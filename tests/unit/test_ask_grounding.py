@@ -71,6 +71,17 @@ def test_an_uncited_line_gets_its_best_excerpt_attached_and_code_blocks_do_not()
     assert attached == ["billing/invoice.py"]
 
 
+def test_a_line_naming_definitions_of_two_files_cites_both():
+    excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"], rank=1),
+                excerpt(2, "billing/invoice.py", 4, 6, SHOP["billing/invoice.py"], rank=0),
+                excerpt(3, "README.md", 1, 3, SHOP["README.md"], rank=2)]
+    attached = []
+    stream = grounding.CitingStream(excerpts, lambda e, line: attached.append(e.path))
+    text = run(stream, "The `invoice_total` function sums the lines, then `apply_vat` adds the tax to it.\n")
+    assert text.endswith(" (see billing/invoice.py:4-6; billing/tax.py:1-3)\n")
+    assert attached == ["billing/invoice.py", "billing/tax.py"]
+
+
 def test_a_wrapped_bullet_gets_one_citation_at_its_end():
     excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"])]
     stream = grounding.CitingStream(excerpts, lambda e, line: None)
