@@ -38,8 +38,10 @@ def test_a_pasted_report_finds_the_file_it_names_without_the_llm(make_repo):
     assert {"bm25_s", "clues_s"} <= set(result.timings)
 
 
-def test_long_queries_weigh_words_and_clues_over_meaning():
-    assert LONG_WEIGHTS["bm25"] > LONG_WEIGHTS["dense"] and LONG_WEIGHTS["named"] > LONG_WEIGHTS["dense"]
+def test_every_long_query_retriever_has_a_tuned_weight(make_repo):
+    """A retriever left out of LONG_WEIGHTS would silently weigh 1.0 in the fusion."""
+    services = build_services(make_repo(FILES), embedder=HashingEmbedder(), llm=ScriptedLLM([]))
+    assert set(search(services, REPORT, k=3).rankings) <= set(LONG_WEIGHTS)
 
 
 def test_a_long_report_in_another_language_is_translated_from_its_condensed_form(make_repo):
