@@ -236,10 +236,22 @@ def ungrounded(names: list[str], known: frozenset[str] | set[str]) -> list[str]:
     return [name for name in names if not all(part in known for part in name.split("."))]
 
 
+# Chinese and Japanese prose has no spaces between words: its length is in characters.
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
 def _is_prose_unit(line: str) -> bool:
     stripped = " ".join(line.split())
-    return (len(stripped.split()) >= 5 and not stripped.startswith("#") and not stripped.endswith(":")
+    long_enough = len(stripped.split()) >= 5 or len(CJK.findall(stripped)) >= 10
+    return (long_enough and not stripped.startswith("#") and not stripped.endswith(":")
             and not WRITTEN_PLACE.search(stripped))
+
+
+def _named_file(unit: str, excerpts: list[Excerpt]) -> Excerpt | None:
+    """The best-ranked excerpt whose file the unit names, as a path or a backticked file name."""
+    quoted = set(unit.split("`")[1::2])
+    named = [e for e in excerpts if e.path in unit or Path(e.path).name in quoted]
+    return min(named, key=lambda e: e.rank) if named else None
 
 
 def _unit_names(line: str) -> set[str]:
@@ -409,8 +421,18 @@ class CitingStream:
     def _end_unit(self) -> str:
         unit, cited = self.unit, self.unit_cited
         self.unit, self.unit_cited = "", False
-        if cited or not _is_prose_unit(unit):
+        if cited:
             return ""
+        if not _is_prose_unit(unit):
+            # A short line or a list item that names an excerpt's file ("- `core/paths.py`")
+            # still points at it; WRITTEN_PLACE lines already carry a place.
+            plain = unit.strip()
+            named = (None if not plain or plain.startswith("#") or WRITTEN_PLACE.search(plain)
+                     else _named_file(plain, self.excerpts))
+            if named is None:
+                return ""
+            self.on_attach(named, unit)
+            return f" (see {named.place})"
         excerpt, _ = best_excerpt(unit, self.excerpts)
         if excerpt is None:
             return ""

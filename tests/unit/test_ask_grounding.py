@@ -82,6 +82,21 @@ def test_a_line_naming_definitions_of_two_files_cites_both():
     assert attached == ["billing/invoice.py", "billing/tax.py"]
 
 
+def test_chinese_prose_and_a_short_item_naming_a_file_get_citations():
+    excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"], rank=1),
+                excerpt(2, "billing/invoice.py", 4, 6, SHOP["billing/invoice.py"], rank=0)]
+    attached = []
+    stream = grounding.CitingStream(excerpts, lambda e, line: attached.append(e.path))
+    text = run(stream, "税是在 `apply_vat` 函数里加到金额上的，默认税率是百分之二十。\n\n"
+                       "The files:\n- `billing/invoice.py`\n- `tax.py`\n- `notes.txt`\n\n### `tax.py`\n")
+    lines = text.splitlines()
+    assert lines[0].endswith(" (see billing/tax.py:1-3)")
+    assert lines[3] == "- `billing/invoice.py` (see billing/invoice.py:4-6)"
+    assert lines[4] == "- `tax.py` (see billing/tax.py:1-3)"
+    assert lines[5] == "- `notes.txt`" and lines[7] == "### `tax.py`"  # no such excerpt; a heading
+    assert attached == ["billing/tax.py", "billing/invoice.py", "billing/tax.py"]
+
+
 def test_a_wrapped_bullet_gets_one_citation_at_its_end():
     excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"])]
     stream = grounding.CitingStream(excerpts, lambda e, line: None)
