@@ -56,11 +56,17 @@ def test_a_copied_excerpt_header_stops_the_answer():
     assert stream.reciting and "a.py:3-9 load" not in text and "def load" not in text
 
 
-def test_an_uncited_line_gets_its_best_excerpt_attached_and_code_blocks_do_not():
+def shop_stream(*more: grounding.Excerpt) -> tuple[grounding.CitingStream, list[str]]:
+    """A stream over the shop's two billing excerpts (invoice.py retrieval's best), and the
+    paths it attaches, in order."""
     excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"], rank=1),
-                excerpt(2, "billing/invoice.py", 4, 6, SHOP["billing/invoice.py"], rank=0)]
-    attached = []
-    stream = grounding.CitingStream(excerpts, lambda e, line: attached.append(e.path))
+                excerpt(2, "billing/invoice.py", 4, 6, SHOP["billing/invoice.py"], rank=0), *more]
+    attached: list[str] = []
+    return grounding.CitingStream(excerpts, lambda e, line: attached.append(e.path)), attached
+
+
+def test_an_uncited_line_gets_its_best_excerpt_attached_and_code_blocks_do_not():
+    stream, attached = shop_stream()
     text = run(stream, "The total comes from `invoice_total`, which sums price times qty.\n"
                        "```python\napply_vat(amount, rate=0.2) adds the tax here\n```\n"
                        "Short line.\nThe weather today is sunny and warm outside.\n")
@@ -72,21 +78,14 @@ def test_an_uncited_line_gets_its_best_excerpt_attached_and_code_blocks_do_not()
 
 
 def test_a_line_naming_definitions_of_two_files_cites_both():
-    excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"], rank=1),
-                excerpt(2, "billing/invoice.py", 4, 6, SHOP["billing/invoice.py"], rank=0),
-                excerpt(3, "README.md", 1, 3, SHOP["README.md"], rank=2)]
-    attached = []
-    stream = grounding.CitingStream(excerpts, lambda e, line: attached.append(e.path))
+    stream, attached = shop_stream(excerpt(3, "README.md", 1, 3, SHOP["README.md"], rank=2))
     text = run(stream, "The `invoice_total` function sums the lines, then `apply_vat` adds the tax to it.\n")
     assert text.endswith(" (see billing/invoice.py:4-6; billing/tax.py:1-3)\n")
     assert attached == ["billing/invoice.py", "billing/tax.py"]
 
 
 def test_chinese_prose_and_a_short_item_naming_a_file_get_citations():
-    excerpts = [excerpt(1, "billing/tax.py", 1, 3, SHOP["billing/tax.py"], rank=1),
-                excerpt(2, "billing/invoice.py", 4, 6, SHOP["billing/invoice.py"], rank=0)]
-    attached = []
-    stream = grounding.CitingStream(excerpts, lambda e, line: attached.append(e.path))
+    stream, attached = shop_stream()
     text = run(stream, "税是在 `apply_vat` 函数里加到金额上的，默认税率是百分之二十。\n\n"
                        "The files:\n- `billing/invoice.py`\n- `tax.py`\n- `notes.txt`\n\n### `tax.py`\n")
     lines = text.splitlines()
