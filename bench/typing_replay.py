@@ -229,8 +229,7 @@ class Replay:
         self.shown_ids: set[str] = set()
         self.events: list[tuple[str, int]] = []  # (kind, length)
         self.opens: list[dict] = []
-        self.warmups: list[Asked] = []
-        self.warmed: list[dict] = []  # what the InsertEnter warm-ups answered
+        self.warmups: list[Asked] = []  # InsertEnter's /v1/open calls; each future gives its answer
         self.last: Asked | None = None  # the latest request or warm-up sent, to overlap the next one with
         self.clock = 0.0
         self.real_start = time.perf_counter()
@@ -275,11 +274,11 @@ class Replay:
                    "col": offset - (prefix.rfind("\n") + 1) + 1}
         opened = Asked(path, offset, self.clock, 0.0, started=time.perf_counter())
 
-        def post() -> None:
+        def post() -> dict:
             status, body = self.client.post("/v1/open", payload)
             if status != 200:
                 raise RuntimeError(f"/v1/open answered {status}: {body}")
-            self.warmed.append(body)
+            return body
 
         opened.future = self.pool.submit(post)
         self.warmups.append(opened)
@@ -429,7 +428,7 @@ def report(replay: Replay, regions: dict[str, list[Region]], elapsed: float) -> 
           f"simulated typing {replay.clock:.0f} s ({replay.typed_chars / max(replay.clock, 1e-9):.1f} chars/s), "
           f"replay {elapsed:.0f} s real")
     print("opened: " + ", ".join(f"{o['path']} {o['tokens']} tokens in {o['seconds']:.2f} s" for o in replay.opens))
-    entered = replay.warmed
+    entered = [opened.future.result() for opened in replay.warmups]
     if entered:
         print(f"warmed at InsertEnter: {len(entered)} times, tokens p50 "
               f"{pct([o['tokens'] for o in entered], 0.5):.0f}, seconds p50 {pct([o['seconds'] for o in entered], 0.5):.2f}"

@@ -247,10 +247,14 @@ def _is_prose_unit(line: str) -> bool:
             and not WRITTEN_PLACE.search(stripped))
 
 
+def _names_file(line: str, excerpt: Excerpt) -> bool:
+    """Whether the line names the excerpt's file: its path, or its file name in backticks."""
+    return excerpt.path in line or Path(excerpt.path).name in line.split("`")
+
+
 def _named_file(unit: str, excerpts: list[Excerpt]) -> Excerpt | None:
-    """The best-ranked excerpt whose file the unit names, as a path or a backticked file name."""
-    quoted = set(unit.split("`")[1::2])
-    named = [e for e in excerpts if e.path in unit or Path(e.path).name in quoted]
+    """The best-ranked excerpt whose file the unit names."""
+    named = [e for e in excerpts if _names_file(unit, e)]
     return min(named, key=lambda e: e.rank) if named else None
 
 
@@ -258,8 +262,11 @@ def _unit_names(line: str) -> set[str]:
     return set(named_identifiers(line)) | {w for w in WORD.findall(line) if "_" in w or w[1:] != w[1:].lower()}
 
 
-def _defines(excerpt: Excerpt, name: str) -> bool:
-    defined = {excerpt.name, excerpt.name.rsplit(".", 1)[-1]} | set(DEFINES.findall(excerpt.text))
+def _defined_names(excerpt: Excerpt) -> set[str]:
+    return {excerpt.name, excerpt.name.rsplit(".", 1)[-1]} | set(DEFINES.findall(excerpt.text))
+
+
+def _defines(defined: set[str], name: str) -> bool:
     return name in defined or name.rsplit(".", 1)[-1] in defined
 
 
@@ -273,8 +280,9 @@ def best_excerpt(line: str, excerpts: list[Excerpt]) -> tuple[Excerpt | None, fl
         known = words(excerpt.text) | words(excerpt.name)
         score = 3.0 * sum(all(p in known for p in n.split(".")) for n in line_names)
         # A name the excerpt is, or defines, says more than a name it only mentions.
-        score += 3.0 * sum(_defines(excerpt, n) for n in line_names)
-        if excerpt.path in line or Path(excerpt.path).name in line.split("`"):
+        defined = _defined_names(excerpt)
+        score += 3.0 * sum(_defines(defined, n) for n in line_names)
+        if _names_file(line, excerpt):
             score += 4.0
         score += len(line_words & _content_words(excerpt.text + " " + excerpt.name))
         score -= 0.01 * excerpt.rank
@@ -291,7 +299,8 @@ def definitions_elsewhere(line: str, excerpts: list[Excerpt], best: Excerpt, lim
     for excerpt in sorted(excerpts, key=lambda e: e.rank):
         if excerpt.path == best.path or any(e.path == excerpt.path for e in found):
             continue
-        if any(_defines(excerpt, n) for n in names):
+        defined = _defined_names(excerpt)
+        if any(_defines(defined, n) for n in names):
             found.append(excerpt)
     return found[:limit]
 
@@ -423,20 +432,18 @@ class CitingStream:
         self.unit, self.unit_cited = "", False
         if cited:
             return ""
-        if not _is_prose_unit(unit):
+        if _is_prose_unit(unit):
+            excerpt, _ = best_excerpt(unit, self.excerpts)
+            drawn = [excerpt, *definitions_elsewhere(unit, self.excerpts, excerpt)] if excerpt else []
+        else:
             # A short line or a list item that names an excerpt's file ("- `core/paths.py`")
             # still points at it; WRITTEN_PLACE lines already carry a place.
             plain = unit.strip()
             named = (None if not plain or plain.startswith("#") or WRITTEN_PLACE.search(plain)
                      else _named_file(plain, self.excerpts))
-            if named is None:
-                return ""
-            self.on_attach(named, unit)
-            return f" (see {named.place})"
-        excerpt, _ = best_excerpt(unit, self.excerpts)
-        if excerpt is None:
+            drawn = [named] if named else []
+        if not drawn:
             return ""
-        drawn = [excerpt, *definitions_elsewhere(unit, self.excerpts, excerpt)]
         for each in drawn:
             self.on_attach(each, unit)
         return f" (see {'; '.join(e.place for e in drawn)})"
