@@ -410,6 +410,7 @@ def serve(
 
     services = _services(repo, model=model)
     services.llm.load()
+    services.complete_llm.load()
     app_ = create_app(services, token)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -424,7 +425,9 @@ def serve(
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound}"
     record = discovery.announce(services.repo.root, url, token)
-    _note(f"serving {services.repo.root} on {url} (model {services.llm.name}; OpenAPI at {url}/docs)")
+    models = services.llm.name if services.complete_llm is services.llm else (
+        f"{services.llm.name}, completing with {services.complete_llm.name}")
+    _note(f"serving {services.repo.root} on {url} (model {models}; OpenAPI at {url}/docs)")
     try:
         uvicorn.Server(uvicorn.Config(app_, log_level="warning")).run(sockets=[sock])
     finally:
@@ -528,10 +531,13 @@ def models(
     current = services.model_spec.name  # what "auto" or --model resolves to here
     if current not in {spec["name"] for spec in specs}:
         specs.append(services.model_spec.to_json())
+    completing = services.complete_spec.name  # what complete.model resolves to here
+    if completing not in {spec["name"] for spec in specs}:
+        specs.append(services.complete_spec.to_json())
     if as_json:
-        _emit_json({"current": current, "models": specs})
+        _emit_json({"current": current, "completing": completing, "models": specs})
     else:
-        typer.echo("\n".join(model_lines(specs, services.model_spec.name)))
+        typer.echo("\n".join(model_lines(specs, current, completing)))
 
 
 @app.command()

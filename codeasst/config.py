@@ -158,6 +158,12 @@ class FixSettings(_Section):
 
 
 class CompleteSettings(_Section):
+    model: str = "auto"
+    """The model that completes: 'auto' (the 1.5B where it is installed, else the 0.5B: in the typing
+    replay the 1.5B's suggestions cost the user less, by the Happiness metric, on 2 CPU cores too;
+    docs/benchmarks.md), 'llm' (whatever llm.model picks), or any value llm.model takes.
+    `--model` on a command sets both."""
+
     max_lines: int = 4
     """Whole statements of the cursor's block a suggestion may hold; mid-line it is one line."""
 
@@ -192,7 +198,7 @@ class CompleteSettings(_Section):
 
     variants: list[str] = []
     """Two model names (as `codeasst models` lists them) that `codeasst serve` alternates between, request
-    by request, as an A/B test; `codeasst stats` compares them. Empty: llm.model answers every request."""
+    by request, as an A/B test; `codeasst stats` compares them. Empty: complete.model answers every request."""
 
 
 class ChatSettings(_Section):

@@ -120,11 +120,12 @@ def ago(timestamp: float | None) -> str:
     return "just now"
 
 
-def model_lines(specs: list[dict[str, Any]], current: str) -> list[str]:
+def model_lines(specs: list[dict[str, Any]], current: str, completing: str | None = None) -> list[str]:
+    """The models as a table: `*` marks the one commands use, `c` the one that completes (when it differs)."""
     rows = [("", "name", "kind", "size", "quant", "context", "source")]
     for spec in specs:
         size = f"{spec['size'] / 1e6:,.0f} MB" if spec["size"] else "-"
-        mark = "*" if spec["name"] == current else " "
+        mark = "*" if spec["name"] == current else "c" if spec["name"] == completing else " "
         rows.append((mark, spec["name"], spec["kind"], size, spec["quantization"] or "-",
                      str(spec["context_length"] or "-"), spec["url"] or spec["source"]))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -132,6 +133,8 @@ def model_lines(specs: list[dict[str, Any]], current: str) -> list[str]:
     for spec in specs:
         if spec["note"]:
             lines.append(f"  {spec['name']}: {spec['note']}")
+    if completing and completing != current:
+        lines.append("  (* answers, searches and fixes; c completes: complete.model)")
     return lines
 
 

@@ -27,6 +27,7 @@ ALIASES = {"bundled": bundled.DEFAULT, "bundled-1.5b": bundled.SIBLING}
 # cores, so from 4 cores (an extrapolation, not measured here) or with a GPU the 1.5B fits.
 AUTO = "auto"
 AUTO_MIN_CORES = 4
+LLM_CHOICE = "llm"  # complete.model's value for "whatever llm.model picks"
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,23 @@ def resolve(settings: Settings, choice: str | None = None) -> ModelSpec:
         return spec
     names = ", ".join([*ALIASES, *sorted(settings.models)])
     raise ModelChoiceError(f"unknown model {wanted!r}", hint=f"use one of: {names}, or a path to a .gguf file")
+
+
+def resolve_complete(settings: Settings, choice: str | None = None) -> ModelSpec:
+    """The model that completes: --model's value, else complete.model ('llm' defers to llm.model)."""
+    wanted = choice or settings.complete.model
+    if wanted == LLM_CHOICE:
+        return resolve(settings)
+    if wanted == AUTO:
+        wanted = complete_auto_choice()
+    return resolve(settings, wanted)
+
+
+def complete_auto_choice() -> str:
+    """The 1.5B when it is installed, on any machine: in the typing replay (docs/benchmarks.md) its
+    suggestions came later and fewer were shown, but they cost the user less by the Happiness metric
+    than the 0.5B's, which were discarded more often."""
+    return "bundled-1.5b" if bundled.is_installed(bundled.SIBLING) else "bundled"
 
 
 def auto_choice() -> str:

@@ -16,7 +16,7 @@ from codeasst.backends.base import LLM, Embedder
 from codeasst.config import LoadedSettings, Settings, load_settings
 from codeasst.index.indexer import Indexer, Progress
 from codeasst.index.store import ChunkStore
-from codeasst.models import ModelSpec, build_llm, resolve
+from codeasst.models import ModelSpec, build_llm, resolve, resolve_complete
 
 if TYPE_CHECKING:
     from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
@@ -103,6 +103,17 @@ class Services:
         if self._llm is not None:
             return self._llm
         return build_llm(self.model_spec, self.settings, self.on_model_progress)
+
+    @cached_property
+    def complete_spec(self) -> ModelSpec:
+        return resolve_complete(self.settings, self.model_choice)
+
+    @cached_property
+    def complete_llm(self) -> LLM:
+        """The model that completes (complete.model); the same object as `llm` when both name one model."""
+        if self._llm is not None or self.complete_spec == self.model_spec:
+            return self.llm
+        return build_llm(self.complete_spec, self.settings, self.on_model_progress)
 
     def open_store(self) -> ChunkStore:
         return ChunkStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)

@@ -51,6 +51,10 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
         if choice not in BUNDLED_MODELS and choice not in known_models:
             found.append("llm.model")  # a path, or a model the repository itself defines
     complete = values.get("complete") or {}
+    if isinstance(complete, dict) and "model" in complete:
+        choice = complete["model"]
+        if choice not in (*BUNDLED_MODELS, "llm") and choice not in known_models:
+            found.append("complete.model")  # a path, or a model the repository itself defines
     if isinstance(complete, dict) and "variants" in complete:
         chosen = complete["variants"] if isinstance(complete["variants"], list) else [complete["variants"]]
         if any(v not in BUNDLED_MODELS and v not in known_models for v in chosen):

@@ -178,7 +178,7 @@ def score(name: str, rows: list[Row], gens: list[Generation], pick: Callable[[Ro
 
 def generate_all(services: Services, rows: list[Row], options: CompleteOptions,
                  on_row: Callable[[int, int], None] | None = None) -> list[Generation]:
-    llm = services.llm
+    llm = services.complete_llm
     llm.load()
     gens = []
     wide = replace(options, max_lines=max(LINE_LIMITS))

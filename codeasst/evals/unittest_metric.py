@@ -238,7 +238,7 @@ def _raw(services: Services, masked: Masked, options: CompleteOptions) -> tuple[
     """The baseline: a plain FIM prompt, the model's first line (generation stops there)."""
     plain = plain_options(options, max_lines=1)
     started = time.perf_counter()
-    text = generate(services.llm, fim_prompt(masked.prefix, masked.suffix, plain), masked.prefix, plain)[0]
+    text = generate(services.complete_llm, fim_prompt(masked.prefix, masked.suffix, plain), masked.prefix, plain)[0]
     return text.split("\n")[0], (time.perf_counter() - started) * 1000
 
 
@@ -253,9 +253,9 @@ def score_row(services: Services, work: Work, row: Row, source: str, options: Co
         return  # nothing the models write could be told apart here: no need to ask them
     # Both prompts start with the same prefix: each system starts from a cache that holds none of it,
     # so that its latency is that of a first request here, not one the other system's request sped up.
-    services.llm.warm("\n")
+    services.complete_llm.warm("\n")
     row.raw, row.raw_ms = _raw(services, masked, options)
-    services.llm.warm("\n")
+    services.complete_llm.warm("\n")
     suggestion = complete_at(services, masked.text, masked.line, masked.col, row.file, options)
     row.text, row.reason, row.latency_ms = suggestion.text, suggestion.reason, suggestion.latency_ms
     row.mean_logprob, row.complete_raw = suggestion.mean_logprob, suggestion.raw
@@ -290,7 +290,7 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
         picked = select(found, lines, limit, seed)
         if not picked:
             raise CodeasstError(f"{label}: no passing test runs a statement that could be masked")
-        services.llm.load()  # outside the latencies
+        services.complete_llm.load()  # outside the latencies
         rows = []
         for number, (function, line, reached_by, function_tests) in enumerate(picked, 1):
             text = texts[function.file]

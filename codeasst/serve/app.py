@@ -103,17 +103,21 @@ class ServerState:
     variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
 
     def variant(self, number: int) -> tuple[str, LLM]:
-        """The model that answers request `number`: llm.model, or the A/B variants in turn."""
+        """The model that answers request `number`: complete.model, or the A/B variants in turn."""
         names = self.services.settings.complete.variants
         if not names:
-            return self.services.llm.name, self.services.llm
+            return self.services.complete_llm.name, self.services.complete_llm
         name = names[number % len(names)]
         if name not in self.models:
             from codeasst.models import build_llm, resolve
 
             spec = resolve(self.services.settings, name)
-            self.models[name] = (self.services.llm if spec == self.services.model_spec
-                                 else build_llm(spec, self.services.settings))
+            if spec == self.services.complete_spec:
+                self.models[name] = self.services.complete_llm
+            elif spec == self.services.model_spec:
+                self.models[name] = self.services.llm
+            else:
+                self.models[name] = build_llm(spec, self.services.settings)
         return name, self.models[name]
 
     def remember_variant(self, suggestion_id: str, name: str) -> None:
@@ -205,7 +209,8 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.get("/v1/health", dependencies=[Depends(authorized)])
     def health() -> dict:
-        return {"repo": str(services.repo.root), "model": services.llm.name, "pid": os.getpid(),
+        return {"repo": str(services.repo.root), "model": services.llm.name,
+                "complete_model": services.complete_llm.name, "pid": os.getpid(),
                 "served": dict(state.served)}
 
     @app.post("/v1/complete", dependencies=[Depends(authorized)])
@@ -254,8 +259,8 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
             prompt = fim_prompt(text, "", options, path=rel).split(SUFFIX)[0]
         started = time.perf_counter()
         with state.lock:
-            services.llm.load()
-            warmed = services.llm.warm(prompt)
+            services.complete_llm.load()
+            warmed = services.complete_llm.warm(prompt)
         return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
 
     @app.post("/v1/search", dependencies=[Depends(authorized)])
@@ -293,7 +298,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.post("/v1/events", dependencies=[Depends(authorized)])
     def event(body: EventRequest) -> dict:
-        variant = state.variant_of.get(body.id) or services.llm.name  # the model that wrote the suggestion
+        variant = state.variant_of.get(body.id) or services.complete_llm.name  # the model that wrote it
         state.events.record(body.kind, body.id, variant, body.shown_length, body.accepted_length)
         return {"ok": True}
 

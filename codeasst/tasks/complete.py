@@ -65,7 +65,7 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
                 options: CompleteOptions | None = None, *, check_ignored: Path | None = None,
                 cancelled: Callable[[], bool] | None = None, llm: LLM | None = None) -> Suggestion:
     """The suggestion at `line`, `col` of `text` (the file `path`, for its language and name), by
-    `llm` (services.llm unless given: the server's A/B test passes its variant's)."""
+    `llm` (services.complete_llm unless given: the server's A/B test passes its variant's)."""
     options = options or options_from(services)
     at = split_at(text.replace("\r\n", "\n"), line, col)
     if check_ignored is not None and (why := ignored_reason(services, check_ignored)):
@@ -73,6 +73,6 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
     grammar = grammar_for(path)
     if why := reason_not_to_ask(grammar, at.prefix, at.suffix, in_comments=options.in_comments):
         return Suggestion("", reason=why)
-    llm = llm or services.llm
+    llm = llm or services.complete_llm
     llm.load()  # once per process; the latency reported is the suggestion's own
     return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled)

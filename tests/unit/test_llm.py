@@ -86,6 +86,37 @@ def test_auto_picks_the_1_5b_only_where_it_answers_in_time(monkeypatch, installe
     assert models.auto_choice() == chosen
 
 
+@pytest.mark.parametrize(("installed", "cores", "completing", "answering"), [
+    (False, 2, "bundled", "bundled"),  # without the 1.5B, the 0.5B does everything
+    (True, 2, "bundled-1.5b", "bundled"),  # 2 cores: the 1.5B completes (Happiness), the 0.5B answers (time)
+    (True, 8, "bundled-1.5b", "bundled-1.5b"),
+])
+def test_the_completion_model_is_chosen_apart_from_the_answering_one(monkeypatch, tmp_path, installed, cores,
+                                                                     completing, answering):
+    from codeasst import models
+    from codeasst.backends import bundled, llama_cpp
+    from codeasst.services import build_services
+
+    monkeypatch.setattr(bundled, "is_installed", lambda model: installed or model is bundled.DEFAULT)
+    monkeypatch.setattr(llama_cpp, "default_threads", lambda: cores)
+    monkeypatch.setattr(llama_cpp, "gpu_offload_supported", lambda: False)
+    monkeypatch.delenv("CODEASST_COMPLETE__MODEL")  # the suite's pin (conftest.py): the default here
+    settings = load_settings(None).settings
+    assert (models.resolve_complete(settings).name, resolve(settings).name) == (completing, answering)
+    assert models.resolve_complete(settings, "bundled").name == "bundled"  # --model sets both
+    monkeypatch.setenv("CODEASST_COMPLETE__MODEL", "llm")
+    assert models.resolve_complete(load_settings(None).settings).name == answering
+
+    monkeypatch.delenv("CODEASST_COMPLETE__MODEL")
+    services = build_services(tmp_path)
+    monkeypatch.setattr("codeasst.services.build_llm", lambda *_: pytest.fail("no second model for one name"))
+    if completing == answering:
+        services.__dict__["llm"] = sentinel = object()  # the answering model, already built
+        assert services.complete_llm is sentinel
+    else:
+        assert services.complete_spec != services.model_spec
+
+
 def test_model_resolution(tmp_path, monkeypatch):
     from codeasst import models
 

@@ -87,3 +87,18 @@ def test_one_variant_has_nothing_to_compare(tmp_path):
     store = EventStore(tmp_path / "events.sqlite")
     store.record("shown", "s1", "bundled", shown_length=5)
     assert store.compare() is None
+
+
+def test_a_separate_completion_model_completes_and_warms_while_the_other_answers(make_repo):
+    root = make_repo({"mod.py": MODULE})
+    answering, completing = ScriptedLLM(), ScriptedLLM(["return a + b"])
+    answering.name, completing.name = "bundled", "bundled-1.5b"
+    services = build_services(root, embedder=HashingEmbedder(), llm=answering)
+    services.__dict__["complete_llm"] = completing  # what complete.model resolved to, built
+    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")))
+    assert client.post("/v1/open", json={"path": "mod.py", "line": 2, "col": 5}).status_code == 200
+    reply = client.post("/v1/complete", json={"path": "mod.py", "line": 2, "col": 5}).json()
+    assert (reply["text"], reply["model"]) == ("return a + b", "bundled-1.5b")
+    assert completing.history and not answering.history
+    health = client.get("/v1/health").json()
+    assert (health["model"], health["complete_model"]) == ("bundled", "bundled-1.5b")

@@ -101,3 +101,17 @@ def test_completion_variants_from_a_repository_may_only_name_models_the_user_has
     assert guarded_keys({"complete": {"variants": ["bundled", "bundled-1.5b"]}}, set()) == []
     assert guarded_keys({"complete": {"variants": ["bundled", "team"]}}, {"team"}) == []
     assert guarded_keys({"complete": {"variants": ["bundled", "./evil.gguf"]}}, set()) == ["complete.variants"]
+
+
+def test_the_completion_model_from_a_repository_may_only_name_models_the_user_has(tmp_path, monkeypatch):
+    from codeasst.trust import guarded_keys
+
+    monkeypatch.delenv("CODEASST_COMPLETE__MODEL")  # the suite's pin (conftest.py) would hide the default
+
+    for harmless in ("auto", "llm", "bundled", "bundled-1.5b"):
+        assert guarded_keys({"complete": {"model": harmless}}, set()) == []
+    assert guarded_keys({"complete": {"model": "team"}}, {"team"}) == []
+    (tmp_path / ".codeasst.toml").write_text('[complete]\nmodel = "./evil.gguf"\nmax_lines = 2\n')
+    loaded = load_settings(tmp_path)
+    assert loaded.ignored == ["complete.model"]
+    assert (loaded.settings.complete.model, loaded.settings.complete.max_lines) == ("auto", 2)
