@@ -5,7 +5,7 @@
 Files. A few modules of installed packages nobody here wrote (`--files`, relative to
 site-packages). In each, the last `--lines` lines of `--functions` functions (spread
 through the file, each region starting at a statement) are blanked and typed back,
-in file order. The file sits in a temporary git repository served by a `codeasst
+in file order. The file's package sits in a temporary git repository served by a `codeasst
 serve` this script starts (`--port 0`, a bearer token, `CODEASST_HOME` in a
 temporary directory whose `cache/models` links to the user's model cache, so the
 bundled GGUF is not assembled again). The client opens each file first
@@ -493,8 +493,12 @@ def main() -> None:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     texts, regions = {}, {}
     for rel in args.files:
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SITE / rel, repo / rel)
+        # The file's whole package, as a repository holds it: what the file imports is there.
+        top = rel.split("/")[0]
+        if (SITE / top).is_file():
+            shutil.copyfile(SITE / top, repo / top)
+        elif not (repo / top).exists():
+            shutil.copytree(SITE / top, repo / top, ignore=shutil.ignore_patterns("__pycache__"))
         texts[rel] = (repo / rel).read_text(encoding="utf-8")
         regions[rel] = pick_regions(texts[rel], args.functions, args.lines)
 

@@ -736,7 +736,7 @@ def eval_fim(
     options = options_from(services)
     gens = fim.generate_all(services, rows, options, on_row=lambda n, total: typer.echo(
         f"[{n}/{total}]", err=True) if n % 25 == 0 else None)
-    result = fim.report(rows, gens, options, split, time.perf_counter() - started)
+    result = fim.report(rows, gens, options, split, time.perf_counter() - started, services.complete_llm.name)
     if out:
         fim.write_rows(out, gens)
     if as_json:

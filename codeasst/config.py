@@ -186,7 +186,8 @@ class CompleteSettings(_Section):
     completed better than 64 or 256 (docs/benchmarks.md)."""
 
     context_tokens: int = 0
-    """Tokens of other files' text before the current file (0: none)."""
+    """Tokens of other files before the current one in the prompt: stubs (signature, docstring's first
+    line) of the definitions a Python file imports from the repository. 0: none."""
 
     in_comments: bool = False
     """Suggest inside comments and strings too."""

@@ -53,8 +53,9 @@ def plain_options(options: CompleteOptions, max_lines: int) -> CompleteOptions:
 
 def settings_label(options: CompleteOptions) -> str:
     """The `complete` settings a report names: the ones its evaluations tune."""
+    context = f", context {options.context_tokens}" if options.context_tokens else ""
     return (f"{options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
-            f"threshold {options.min_mean_logprob}")
+            f"threshold {options.min_mean_logprob}{context}")
 
 
 def split_of(task_id: str) -> str:
@@ -202,7 +203,8 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, split: str, seconds: float) -> dict:
+def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, split: str, seconds: float,
+           model: str = "") -> dict:
     raw = score("raw (plain FIM, first line)", rows, gens,
                 lambda r, g: (g.raw if g.baseline is None else g.baseline).split("\n")[0])
     product = score(f"complete ({settings_label(options)})", rows, gens,
@@ -210,7 +212,7 @@ def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, sp
     sweep = [score(f"max_lines {n}, threshold {t}", rows, gens, lambda r, g, n=n, t=t: suggestion(r, g, n, t))
              for n in LINE_LIMITS for t in THRESHOLDS]
     latencies = sorted(g.seconds for g in gens)
-    return {"split": split, "rows": len(rows), "seconds": round(seconds, 1),
+    return {"model": model, "split": split, "rows": len(rows), "seconds": round(seconds, 1),
             "latency_p50_s": round(statistics.median(latencies), 3) if latencies else None,
             "latency_p95_s": round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 3)
             if latencies else None,
@@ -219,7 +221,8 @@ def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, sp
 
 
 def lines(result: dict) -> list[str]:
-    head = (f"{result['rows']} rows ({result['split']} split), {result['seconds']} s; generation p50 "
+    head = (f"{result['rows']} rows ({result['split']} split), model {result['model']}, {result['seconds']} s; "
+            f"generation p50 "
             f"{result['latency_p50_s']} s, p95 {result['latency_p95_s']} s; prompt tokens p50 "
             f"{result['prompt_tokens_p50']}")
     out = [head, "",

@@ -256,7 +256,7 @@ def score_row(services: Services, work: Work, row: Row, source: str, options: Co
     services.complete_llm.warm("\n")
     row.raw, row.raw_ms = _raw(services, masked, options)
     services.complete_llm.warm("\n")
-    suggestion = complete_at(services, masked.text, masked.line, masked.col, row.file, options)
+    suggestion = complete_at(services, masked.text, masked.line, masked.col, row.file, options, root=work.root)
     row.text, row.reason, row.latency_ms = suggestion.text, suggestion.reason, suggestion.latency_ms
     row.mean_logprob, row.complete_raw = suggestion.mean_logprob, suggestion.raw
 
@@ -300,7 +300,8 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
             if on_row:
                 on_row(number, len(picked), row)
     statuses = [r.status for r in rows]
-    return {"repo": label, "tests": work.tests, "seed": seed, "seconds": round(time.perf_counter() - started, 1),
+    return {"repo": label, "model": services.complete_llm.name, "tests": work.tests, "seed": seed,
+            "seconds": round(time.perf_counter() - started, 1),
             "tests_found": len(outcomes), "tests_passed": passed, "functions": len(found),
             "functions_reached": len(reached(found, lines)), "masked": len(rows),
             "dropped_unnoticed": statuses.count("dropped: the tests do not notice"),
@@ -339,7 +340,8 @@ def lines(result: dict) -> list[str]:
             f"{result['functions']} functions, {result['functions_reached']} reached by a passing test; "
             f"{result['masked']} masked, {result['dropped_unnoticed']} dropped as the tests do not notice the "
             f"line, {result['dropped_truth_fails']} as the ground truth fails; {result['scored']} scored. "
-            f"{result['test_runs']} test runs, {result['seconds']} s; complete: {result['settings']}.")
+            f"{result['test_runs']} test runs, {result['seconds']} s; model {result['model']}; "
+            f"complete: {result['settings']}.")
     out = [head, "", "| system | rows | pass@1 | pass when shown | shown | silence | p50 ms | p95 ms |",
            "|---|---|---|---|---|---|---|---|"]
     for s in result["systems"]:

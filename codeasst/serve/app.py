@@ -189,7 +189,7 @@ def _read(target: Path, rel: str) -> str:
 
 
 def create_app(services: Services, token: str | None = None, events: EventStore | None = None) -> FastAPI:
-    from codeasst.tasks.complete import complete_at, ignored_reason, options_from, split_at
+    from codeasst.tasks.complete import complete_at, ignored_reason, options_from, other_files, split_at
 
     state = ServerState(services, events or EventStore.open_default())
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
@@ -249,14 +249,16 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         target, rel = _resolve(state, body.path)
         text = body.text if body.text is not None else _read(target, rel)
         options = options_from(services)
+        text = text.replace("\r\n", "\n")
+        context = other_files(services.repo.root, text, rel, options)  # as complete_at builds it
         if body.line is not None:
-            at = split_at(text.replace("\r\n", "\n"), body.line, body.col or 1)
+            at = split_at(text, body.line, body.col or 1)
             # The prompt at the cursor, all but the marker after which the model writes.
-            prompt = fim_prompt(at.prefix, at.suffix, options, path=rel).removesuffix(MIDDLE)
+            prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
         else:
             # The file's beginning as a prompt prefix: the first request in it finds it cached
             # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
-            prompt = fim_prompt(text, "", options, path=rel).split(SUFFIX)[0]
+            prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
         started = time.perf_counter()
         with state.lock:
             services.complete_llm.load()

@@ -61,11 +61,24 @@ def ignored_reason(services: Services, path: Path) -> str:
     return ""
 
 
+def other_files(root: Path, text: str, path: str, options: CompleteOptions) -> dict:
+    """fim_prompt's `context` and `repo` for the file `path` (relative to `root`): the definitions it
+    imports from the repository, within complete.context_tokens (none at 0, or for other languages)."""
+    if options.context_tokens <= 0 or grammar_for(path) != "python":
+        return {}
+    from codeasst.complete.context import imported_definitions
+
+    context = imported_definitions(root, path, text)
+    return {"context": context, "repo": root.name} if context else {}
+
+
 def complete_at(services: Services, text: str, line: int, col: int, path: str,
                 options: CompleteOptions | None = None, *, check_ignored: Path | None = None,
-                cancelled: Callable[[], bool] | None = None, llm: LLM | None = None) -> Suggestion:
-    """The suggestion at `line`, `col` of `text` (the file `path`, for its language and name), by
-    `llm` (services.complete_llm unless given: the server's A/B test passes its variant's)."""
+                cancelled: Callable[[], bool] | None = None, llm: LLM | None = None,
+                root: Path | None = None) -> Suggestion:
+    """The suggestion at `line`, `col` of `text` (the file `path`, relative to `root`, the repository's
+    unless given; for its language, name and imports), by `llm` (services.complete_llm unless given:
+    the server's A/B test passes its variant's)."""
     options = options or options_from(services)
     at = split_at(text.replace("\r\n", "\n"), line, col)
     if check_ignored is not None and (why := ignored_reason(services, check_ignored)):
@@ -75,4 +88,5 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
         return Suggestion("", reason=why)
     llm = llm or services.complete_llm
     llm.load()  # once per process; the latency reported is the suggestion's own
-    return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled)
+    context = other_files(root or services.repo.root, text, path, options)
+    return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled, **context)

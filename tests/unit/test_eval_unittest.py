@@ -203,7 +203,7 @@ def test_scores_silence_and_the_json_shape(tmp_path):
     assert complete.silence == pytest.approx(1 / 3)  # silence is a fail for pass@1, not for pass when shown
     assert complete.pass_at_1 == pytest.approx(2 / 3)
     assert (complete.latency_p50_ms, raw.latency_p95_ms, truth.latency_p50_ms) == (200.0, 100.0, None)
-    result = {"repo": "r", "tests": ["tests"], "seed": 0, "seconds": 1.0, "tests_found": 3, "tests_passed": 3,
+    result = {"repo": "r", "model": "bundled", "tests": ["tests"], "seed": 0, "seconds": 1.0, "tests_found": 3, "tests_passed": 3,
               "functions": 5, "functions_reached": 5, "masked": 5, "dropped_unnoticed": 1, "dropped_truth_fails": 1,
               "scored": 3, "test_runs": 9, "settings": "psm", "systems": [truth, deleted, raw, complete],
               "rows": rows}

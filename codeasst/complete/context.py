@@ -1,0 +1,151 @@
+"""Other files' text for a completion: what the current file imports from its own repository.
+
+A Python file's `from X import a, b` lines name the definitions its code is most likely to call.
+Each one found in the repository is given to the model as a stub: the `def` or `class` line, the
+docstring's first line, a class's method signatures, a constant's assignment. The stubs depend
+only on the file's imports, not on where the cursor is, so they stay the same while the user
+types and sit first in the prompt, where their KV prefix is reused from one request to the next.
+
+Nothing is imported or run: modules are found by path and read with `ast`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^#\n]*))", re.MULTILINE)
+STUB_CHARS = 600  # one definition's stub at most: a long class keeps its first methods
+FOLLOW = 2  # re-exports followed (`from .core import name` in a package's __init__.py)
+
+
+@dataclass(frozen=True)
+class _Module:
+    path: Path
+    stamp: tuple[int, int]
+    tree: ast.Module | None
+    lines: list[str]
+
+
+_modules: dict[Path, _Module] = {}
+
+
+def imported_definitions(root: Path, path: str, text: str) -> list[tuple[str, str]]:
+    """(module path relative to `root`, stubs of the names `text` imports from it), in import order.
+    `path` is the current file's, relative to `root`; modules outside the repository are skipped."""
+    found: dict[str, list[str]] = {}
+    seen = set()
+    for match in FROM_IMPORT.finditer(text):
+        dots, module, grouped, plain = match.groups()
+        names = [part.split(" as ")[0].strip() for part in (grouped if grouped is not None else plain).split(",")]
+        target = _module_file(root, path, len(dots), module)
+        for name in names:
+            if not name.isidentifier() or (target, name) in seen or target is None:
+                continue
+            seen.add((target, name))
+            where, stub = _definition(root, target, name, FOLLOW)
+            if stub:
+                found.setdefault(where, []).append(stub)
+    return [(rel, "\n\n".join(stubs)) for rel, stubs in found.items()]
+
+
+def _module_file(root: Path, path: str, level: int, module: str) -> Path | None:
+    parts = [p for p in module.split(".") if p]
+    if level:
+        base = PurePosixPath(path).parent
+        for _ in range(level - 1):
+            base = base.parent
+        bases = [root / base]
+    else:
+        bases = [root, root / "src"]
+    for base in bases:
+        stem = base.joinpath(*parts)
+        for candidate in (stem.with_name(stem.name + ".py") if parts else None, stem / "__init__.py"):
+            if candidate is not None and candidate.is_file() and _inside(root, candidate):
+                return candidate
+    return None
+
+
+def _inside(root: Path, path: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _load(path: Path) -> _Module:
+    stat = path.stat()
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    cached = _modules.get(path)
+    if cached is not None and cached.stamp == stamp:
+        return cached
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        source, tree = "", None
+    module = _Module(path, stamp, tree, source.split("\n"))
+    _modules[path] = module
+    return module
+
+
+def _definition(root: Path, file: Path, name: str, follow: int) -> tuple[str, str]:
+    """(the file that defines `name`, relative to `root`, its stub); ("", "") when not found."""
+    module = _load(file)
+    if module.tree is None:
+        return "", ""
+    rel = file.relative_to(root).as_posix()
+    for node in module.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return rel, _clip(_stub(node, module.lines))
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and name in _assigned(node):
+            return rel, module.lines[node.lineno - 1][:200]
+    if follow:
+        for node in module.tree.body:
+            if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+                original = next(a.name for a in node.names if (a.asname or a.name) == name)
+                target = _module_file(root, rel, node.level, node.module or "")
+                if target is not None and target != file:
+                    return _definition(root, target, original, follow - 1)
+    return "", ""
+
+
+def _clip(stub: str) -> str:
+    """At most STUB_CHARS, ending at a line's end."""
+    if len(stub) <= STUB_CHARS:
+        return stub
+    cut = stub.rfind("\n", 0, STUB_CHARS)
+    return stub[:cut] if cut > 0 else stub.split("\n")[0]
+
+
+def _assigned(node: ast.Assign | ast.AnnAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: list[str]) -> str:
+    """The header lines (decorators left out), the docstring's first line, and for a class its
+    methods' stubs, the bodies replaced by `...`."""
+    header = []
+    for line in lines[node.lineno - 1: max(node.body[0].lineno - 1, node.lineno)]:
+        header.append(line)
+        if line.split("#")[0].rstrip().endswith(":"):
+            break  # the signature's end; comments before the body are not part of it
+    indent = " " * (node.col_offset + 4)
+    out = list(header)
+    doc = ast.get_docstring(node, clean=True)
+    if doc:
+        out.append(f'{indent}"""{doc.strip().splitlines()[0]}"""')
+    if isinstance(node, ast.ClassDef):
+        methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and (not n.name.startswith("_") or n.name == "__init__")]
+        for method in methods:
+            out.append(_stub(method, lines))
+        if not methods and not doc:
+            out.append(f"{indent}...")
+    else:
+        out.append(f"{indent}...")
+    return "\n".join(out)
