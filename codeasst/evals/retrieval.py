@@ -79,6 +79,7 @@ class StageScores:
 
         out = {"precision": mean(self.precision), "recall": mean(self.recall), "f1": mean(self.f1)}
         out.update({f"recall@{k}": mean(self.recall_at[k]) for k in RECALL_AT})
+        out["rows"] = len(self.f1)  # a stage that runs on some rows only is scored on those
         return out
 
 
@@ -329,9 +330,9 @@ def _title(name: str, block: dict) -> str:
 
 def _block_lines(title: str, block: dict) -> list[str]:
     columns = ["precision", "recall", "f1", *(f"recall@{k}" for k in RECALL_AT)]
-    lines = [title, "| stage | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    lines = [title, "| stage | rows | " + " | ".join(columns) + " |", "|---" * (len(columns) + 2) + "|"]
     for name, scores in block["stages"].items():
-        lines.append(f"| {name} | " + " | ".join(f"{scores[c]:.3f}" for c in columns) + " |")
+        lines.append(f"| {name} | {scores['rows']} | " + " | ".join(f"{scores[c]:.3f}" for c in columns) + " |")
     for lang, stages in block["by_language"].items():
         f1 = ", ".join(f"{name} {s['f1']:.3f}" for name, s in stages.items())
         lines.append(f"F1 for {lang} questions: {f1}")

@@ -199,3 +199,16 @@ def test_codeasst_attaches_citations_for_what_the_answer_names():
     assert attach_citations("It totals the lines; see auth/login.ts for sign-in.", hits, [])[0].path == "auth/login.ts"
     written = [c for c in found if c.path == "billing/invoice.py"]
     assert [c.path for c in attach_citations("Invoice.total", hits, written)] == []
+
+
+def test_a_stage_that_ran_on_some_rows_says_how_many():
+    from codeasst.evals.retrieval import Scored, _block_lines, summarise
+
+    def row(stages: dict[str, list[str]]) -> Scored:
+        return Scored({"repo": "r", "expected": ["a.py"]}, stages, stages, 1.0)
+
+    block = summarise([row({"fused": ["a.py"], "hyde": ["a.py"]}), row({"fused": ["b.py"]}),
+                       row({"fused": ["b.py"]})])
+    assert (block["stages"]["hyde"]["rows"], block["stages"]["hyde"]["recall@1"]) == (1, 1.0)
+    assert (block["stages"]["fused"]["rows"], block["stages"]["fused"]["recall@1"]) == (3, 0.3333)
+    assert "| hyde | 1 | 1.000 |" in "\n".join(_block_lines("t", block))
