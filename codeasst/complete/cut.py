@@ -79,19 +79,35 @@ def cut(grammar: str, prefix: str, text: str, suffix: str, max_lines: int) -> tu
     mid-line) that parses at the cursor, and "" or the reason there is none.
 
     At a cursor already indented on an empty line (where an editor puts it after Enter), the
-    model often writes the indentation again; inserted as written, its text is indented twice
-    and never parses. Where nothing parses as written, the text is tried again without the
-    first line's indentation."""
-    found, reason = _cut(grammar, prefix, text, suffix, max_lines)
+    model often writes the indentation again. Inserted as written, its text is indented twice:
+    it does not parse, or worse, it parses into the block above the cursor (a line after a
+    `raise` inside an `if`). The cursor's indentation is the user's, so the text is tried
+    first without the first line's own indentation, and as written only where that finds
+    nothing. Right after a Python block's opening line, at its indentation, the body needs the
+    extra indentation: there the text is tried as written first."""
     line_start = prefix[prefix.rfind("\n") + 1:]
-    if found or not line_start or line_start.strip():
-        return found, reason
     extra = len(text) - len(text.lstrip(" \t"))
-    if not extra:
-        return found, reason
+    if not line_start or line_start.strip() or not extra:
+        return _cut(grammar, prefix, text, suffix, max_lines)
     # Only the first line: it follows the cursor's indentation; the next lines carry their own.
-    dedented, _ = _cut(grammar, prefix, text[extra:], suffix, max_lines)
-    return (dedented, "") if dedented else (found, reason)
+    order = [text[extra:], text]
+    if grammar == "python" and _opens_block(prefix, line_start):
+        order.reverse()
+    tried = {}
+    for candidate in order:
+        tried[candidate] = _cut(grammar, prefix, candidate, suffix, max_lines)
+        if tried[candidate][0]:
+            return tried[candidate]
+    return tried[text]  # nothing either way: the reason is that of the text as written
+
+
+def _opens_block(prefix: str, line_start: str) -> bool:
+    """Whether the code line before the cursor's ends with `:` and is indented no deeper than the cursor."""
+    for line in reversed(prefix.split("\n")[:-1]):
+        code = line.split("#")[0].rstrip()
+        if code:
+            return code.endswith(":") and len(line) - len(line.lstrip(" \t")) >= len(line_start)
+    return False
 
 
 def _cut(grammar: str, prefix: str, text: str, suffix: str, max_lines: int) -> tuple[str, str]:

@@ -127,6 +127,12 @@ def test_indentation_written_again_at_an_indented_cursor_is_dropped():
     # text that parses as written is kept as written, and a cursor at column 0 keeps the model's indentation
     assert cut("python", prefix, "total += 1", suffix, 4) == ("total += 1", "")
     assert cut("python", "def f():\n", "    return 1", "\n", 4) == ("    return 1", "")
+    # written again, it would parse into the block above the cursor: the cursor's indentation wins
+    above = "def f(q, stop):\n    if stop:\n        raise ValueError\n\n    "
+    assert cut("python", above, "    q.put(1)", "\n", 4) == ("q.put(1)", "")
+    # right after a block's opening line the body needs the extra indentation: kept as written
+    assert cut("python", "def f(x):\n    if x:\n    ", "    return 1", "\n    return 2\n", 4) == (
+        "    return 1", "")
     # the log-probability is that of the tokens that wrote those lines
     raw = "    for item in items:\n        total += item"
     tokens = [(4, -0.1), (22, -0.3), (len(raw), -0.5)]
