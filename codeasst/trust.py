@@ -45,20 +45,15 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
     if isinstance(models, dict):
         # A server url sends prompts off the machine, api_key_env reads a secret, a path loads a file.
         found += [f"models.{name}" for name in models]
-    llm = values.get("llm") or {}
-    if isinstance(llm, dict) and "model" in llm:
-        choice = llm["model"]
-        if choice not in BUNDLED_MODELS and choice not in known_models:
-            found.append("llm.model")  # a path, or a model the repository itself defines
-    complete = values.get("complete") or {}
-    if isinstance(complete, dict) and "model" in complete:
-        choice = complete["model"]
-        if choice not in (*BUNDLED_MODELS, "llm") and choice not in known_models:
-            found.append("complete.model")  # a path, or a model the repository itself defines
-    if isinstance(complete, dict) and "variants" in complete:
-        chosen = complete["variants"] if isinstance(complete["variants"], list) else [complete["variants"]]
-        if any(v not in BUNDLED_MODELS and v not in known_models for v in chosen):
-            found.append("complete.variants")  # a path, or a model the repository itself defines
+    # A model choice may name a bundled model, one the user defined, or "llm" (complete.model's
+    # "whatever llm.model picks"); anything else is a path or a model the repository itself defines.
+    allowed = {*BUNDLED_MODELS, "llm", *known_models}
+    for section, key in (("llm", "model"), ("complete", "model"), ("complete", "variants")):
+        table = values.get(section) or {}
+        if isinstance(table, dict) and key in table:
+            chosen = table[key] if isinstance(table[key], list) else [table[key]]
+            if any(not isinstance(choice, str) or choice not in allowed for choice in chosen):
+                found.append(f"{section}.{key}")
     embedder = values.get("embedder") or {}
     if isinstance(embedder, dict) and embedder.get("model", "bundled") != "bundled":
         found.append("embedder.model")  # loading a model folder can run code it ships

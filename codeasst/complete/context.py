@@ -23,7 +23,6 @@ FOLLOW = 2  # re-exports followed (`from .core import name` in a package's __ini
 
 @dataclass(frozen=True)
 class _Module:
-    path: Path
     stamp: tuple[int, int]
     tree: ast.Module | None
     lines: list[str]
@@ -41,8 +40,10 @@ def imported_definitions(root: Path, path: str, text: str) -> list[tuple[str, st
         dots, module, grouped, plain = match.groups()
         names = [part.split(" as ")[0].strip() for part in (grouped if grouped is not None else plain).split(",")]
         target = _module_file(root, path, len(dots), module)
+        if target is None:
+            continue  # not in the repository
         for name in names:
-            if not name.isidentifier() or (target, name) in seen or target is None:
+            if not name.isidentifier() or (target, name) in seen:
                 continue
             seen.add((target, name))
             where, stub = _definition(root, target, name, FOLLOW)
@@ -87,7 +88,7 @@ def _load(path: Path) -> _Module:
         tree = ast.parse(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         source, tree = "", None
-    module = _Module(path, stamp, tree, source.split("\n"))
+    module = _Module(stamp, tree, source.split("\n"))
     _modules[path] = module
     return module
 

@@ -204,7 +204,7 @@ def _pct(x: float) -> str:
 
 
 def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, split: str, seconds: float,
-           model: str = "") -> dict:
+           model: str) -> dict:
     raw = score("raw (plain FIM, first line)", rows, gens,
                 lambda r, g: (g.raw if g.baseline is None else g.baseline).split("\n")[0])
     product = score(f"complete ({settings_label(options)})", rows, gens,
