@@ -271,7 +271,7 @@ class Replay:
         self.overlap(self.clock)
         prefix = text[:offset]
         payload = {"path": path, "text": text, "line": prefix.count("\n") + 1,
-                   "col": offset - (prefix.rfind("\n") + 1) + 1}
+                   "col": offset - (prefix.rfind("\n") + 1) + 1, "client": CLIENT}
         opened = Asked(path, offset, self.clock, 0.0, started=time.perf_counter())
 
         def post() -> dict:
@@ -338,7 +338,7 @@ class Replay:
         before = original[:first.start]  # the editor opens the file with the cursor where typing starts
         status, body = self.client.post("/v1/open", {"path": path, "text": before + original[first.end:],
                                                      "line": before.count("\n") + 1,
-                                                     "col": first.start - before.rfind("\n")})
+                                                     "col": first.start - before.rfind("\n"), "client": CLIENT})
         if status != 200:
             raise RuntimeError(f"/v1/open answered {status}: {body}")
         self.opens.append(body)

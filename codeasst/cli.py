@@ -755,6 +755,9 @@ def eval_unittest(
     seed: Annotated[int, typer.Option("--seed", help="Another seed, another sample.")] = 0,
     test_timeout: Annotated[float, typer.Option("--test-timeout", min=1, help="Seconds per test run.")] = 60.0,
     out: Annotated[Path | None, typer.Option("--out", help="Write per-row results here (JSONL).")] = None,
+    recent_tests: Annotated[bool, typer.Option("--recent-tests", help="complete's ring buffer of recent files holds "
+                                               "the first test that runs the line, as if the user came from it "
+                                               "(with complete.context_tokens > 0 and 'recent' a source).")] = False,
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -764,6 +767,7 @@ def eval_unittest(
     services = _services(Path("."), model=model, about_repo=False)
     result = unittest_metric.evaluate(
         services, repo, tests=tests, limit=limit, seed=seed, test_timeout_s=test_timeout, on_note=_note,
+        recent_tests=recent_tests,
         on_row=lambda n, total, row: typer.echo(f"[{n}/{total}] {row.file}::{row.function} line {row.line}: "
                                                 f"{row.status}", err=True))
     if out:

@@ -186,8 +186,13 @@ class CompleteSettings(_Section):
     completed better than 64 or 256 (docs/benchmarks.md)."""
 
     context_tokens: int = 0
-    """Tokens of other files before the current one in the prompt: stubs (signature, docstring's first
-    line) of the definitions a Python file imports from the repository. 0: none."""
+    """Tokens of other files before the current one in the prompt, from complete.context_sources. 0: none
+    (each source was measured without a gain; docs/benchmarks.md)."""
+
+    context_sources: list[Literal["imports", "index", "recent"]] = ["imports", "index", "recent"]
+    """Where that text comes from, in this order of priority: 'imports' (stubs of the definitions a Python
+    file imports from the repository), 'index' (chunks of other files sharing the most words with the
+    lines before the cursor), 'recent' (the lines around the cursor in the files last left; `serve` only)."""
 
     in_comments: bool = False
     """Suggest inside comments and strings too."""

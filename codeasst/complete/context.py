@@ -1,24 +1,45 @@
-"""Other files' text for a completion: what the current file imports from its own repository.
+"""Other files' text for a completion, from three sources (complete.context_sources):
 
-A Python file's `from X import a, b` lines name the definitions its code is most likely to call.
-Each one found in the repository is given to the model as a stub: the `def` or `class` line, the
-docstring's first line, a class's method signatures, a constant's assignment. The stubs depend
-only on the file's imports, not on where the cursor is, so they stay the same while the user
-types and sit first in the prompt, where their KV prefix is reused from one request to the next.
+- `imports`: what the current file imports from its own repository. A Python file's `from X
+  import a, b` lines name the definitions its code is most likely to call. Each one found in the
+  repository is given to the model as a stub: the `def` or `class` line, the docstring's first
+  line, a class's method signatures, a constant's assignment. Modules are found by path and read
+  with `ast`; nothing is imported or run.
+- `index`: chunks of other files that share the most words with the lines before the cursor, as
+  Tabby's snippets from its index: BM25 over the repository's files in the current file's language
+  (those the index's ignore rules keep), the best files cut as the index cuts them, smaller.
+- `recent`: a ring buffer of what the user looked at last in other files, as llama.vim keeps one:
+  when a client moves to another file, the lines around its last cursor in the file it left.
+  Only `codeasst serve` sees a session, so only it has this source (RecentFiles).
 
-Nothing is imported or run: modules are found by path and read with `ast`.
+None of them changes while the user types inside one function, so they sit first in the prompt,
+where their KV prefix is reused from one request to the next; the server pins them per file
+between two `/v1/open` calls.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+
+from codeasst.index.chunker import chunk_file, grammar_for
+from codeasst.index.files import IgnoreRules, scan
+from codeasst.retrieve.bm25 import FileBM25, tokens
 
 FROM_IMPORT = re.compile(r"^from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([^#\n]*))", re.MULTILINE)
 STUB_CHARS = 600  # one definition's stub at most: a long class keeps its first methods
 FOLLOW = 2  # re-exports followed (`from .core import name` in a package's __init__.py)
+QUERY_LINES = 12  # non-blank lines before the cursor's that the index source searches with
+RELATED_FILES = 3  # best files by BM25 whose chunks are scored
+RELATED_CHUNKS = 4
+MIN_RATIO = 0.5  # of the best chunk's score: a chunk sharing only `def` and `self` is noise
+CHUNK_CHARS = 600  # the index's chunking, smaller: a snippet is read on every cold request
+RING_FILES = 8  # other files the ring buffer keeps, one piece each
+RING_LINES = (32, 16)  # lines before and after the last cursor in a file left
+MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -29,6 +50,7 @@ class _Module:
 
 
 _modules: dict[Path, _Module] = {}
+_counts: dict[Path, dict] = {}  # root -> its files' BM25 counts (bm25.FileBM25.for_files' memo)
 
 
 def imported_definitions(root: Path, path: str, text: str) -> list[tuple[str, str]]:
@@ -150,3 +172,57 @@ def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: li
     else:
         out.append(f"{indent}...")
     return "\n".join(out)
+
+
+def related_chunks(root: Path, path: str, prefix: str) -> list[tuple[str, str]]:
+    """(file, chunk) of other files in the language of `path` that share the most words with the
+    last lines of `prefix` before the cursor's, best first. BM25 ranks the files (their term counts
+    are kept in memory for as long as the process lives: the server's), then their chunks."""
+    grammar = grammar_for(path)
+    lines = [line for line in prefix.split("\n")[:-1] if line.strip()][-QUERY_LINES:]
+    query = "\n".join(lines)
+    if grammar is None or not tokens(query):
+        return []
+    files = [f.path for f in scan(root, IgnoreRules(root), MAX_FILE_BYTES).files
+             if f.path != path and grammar_for(f.path) == grammar]
+    bm25 = FileBM25.for_files(root, files, memo=_counts.setdefault(root, {}))
+    terms = Counter(tokens(query))
+    scored = []
+    for rel, _ in bm25.rank(query, RELATED_FILES):
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        scored += [(bm25.score_text(terms, chunk.text), rel, chunk.text) for chunk in chunk_file(rel, text, CHUNK_CHARS)]
+    scored.sort(key=lambda item: -item[0])
+    best = scored[0][0] if scored else 0.0
+    return [(rel, text) for score, rel, text in scored[:RELATED_CHUNKS] if score > 0 and score >= best * MIN_RATIO]
+
+
+class RecentFiles:
+    """One client's ring buffer: for each of the last RING_FILES other files it was in, the lines
+    around its last cursor there (llama.vim picks its ring chunks on leaving a buffer too)."""
+
+    def __init__(self) -> None:
+        self.pieces: deque[tuple[str, str]] = deque(maxlen=RING_FILES)
+        self.at: tuple[str, str, int] | None = None  # (file, its text, cursor line) of the last request
+
+    def visit(self, path: str, text: str, line: int) -> None:
+        """The client is at `line` of `path`; leaving another file puts a piece of it in the ring."""
+        if self.at is not None and self.at[0] != path:
+            left, left_text, left_line = self.at
+            lines = left_text.split("\n")
+            before, after = RING_LINES
+            piece = "\n".join(lines[max(0, left_line - 1 - before): left_line + after]).strip("\n")
+            self.forget(left)
+            if piece.strip():
+                self.pieces.append((left, piece))
+        self.at = (path, text, line)
+
+    def forget(self, path: str) -> None:
+        for item in [p for p in self.pieces if p[0] == path]:
+            self.pieces.remove(item)
+
+    def context(self, path: str) -> list[tuple[str, str]]:
+        """The pieces of files other than `path`, the most recent first."""
+        return [item for item in reversed(self.pieces) if item[0] != path]

@@ -50,6 +50,7 @@ class CompleteOptions:
     prefix_tokens: int = 1536  # of the current file before the cursor
     suffix_tokens: int = 16  # and after it: little, so a keystroke leaves little to read again
     context_tokens: int = 0  # other files' text, before the current file (0: none)
+    context_sources: tuple[str, ...] = ("imports", "index", "recent")  # context.py
     layout: str = "psm"  # 'psm' or 'spm' (module docstring)
     in_comments: bool = False  # suggest inside comments and strings too
 

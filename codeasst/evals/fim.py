@@ -53,7 +53,8 @@ def plain_options(options: CompleteOptions, max_lines: int) -> CompleteOptions:
 
 def settings_label(options: CompleteOptions) -> str:
     """The `complete` settings a report names: the ones its evaluations tune."""
-    context = f", context {options.context_tokens}" if options.context_tokens else ""
+    context = f", context {options.context_tokens} ({'+'.join(options.context_sources)})" \
+        if options.context_tokens else ""
     return (f"{options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
             f"threshold {options.min_mean_logprob}{context}")
 

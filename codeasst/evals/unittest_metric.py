@@ -25,6 +25,7 @@ evaluation of that repository; the product itself never runs model output.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import json
@@ -242,8 +243,44 @@ def _raw(services: Services, masked: Masked, options: CompleteOptions) -> tuple[
     return text.split("\n")[0], (time.perf_counter() - started) * 1000
 
 
-def score_row(services: Services, work: Work, row: Row, source: str, options: CompleteOptions) -> None:
-    """Run the sanity checks, then, on a row they keep, both systems."""
+def test_piece(work: Work, node_id: str) -> tuple[str, str, int] | None:
+    """(the test's file, its text, the test function's last line) for a pytest node id; None when the
+    function cannot be found (a parametrised id, a test from a plugin)."""
+    file, _, rest = node_id.partition("::")
+    *classes, name = rest.split("[")[0].split("::")
+    try:
+        text = (work.root / file).read_text(encoding="utf-8")
+        scope: ast.AST = ast.parse(text)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    for part in [*classes, name]:  # many classes of one file have a `test_basic`
+        scope = next((node for node in getattr(scope, "body", [])
+                      if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == part),
+                     None)
+        if scope is None:
+            return None
+    return file, text, scope.end_lineno or scope.lineno
+
+
+def came_from_test(work: Work, row: Row, masked: Masked, options: CompleteOptions) -> dict | None:
+    """Other files' context as the server builds it for a user who comes to the masked line from
+    writing the first test that runs it: that test's end is the cursor its ring buffer keeps."""
+    from codeasst.complete.context import RecentFiles
+    from codeasst.tasks.complete import other_files
+
+    piece = test_piece(work, row.tests[0]) if row.tests else None
+    if piece is None:
+        return None
+    ring = RecentFiles()
+    ring.visit(*piece)
+    ring.visit(row.file, masked.text, masked.line)
+    return other_files(work.root, masked.text, row.file, options, prefix=masked.prefix, recent=ring.context(row.file))
+
+
+def score_row(services: Services, work: Work, row: Row, source: str, options: CompleteOptions,
+              recent_tests: bool = False) -> None:
+    """Run the sanity checks, then, on a row they keep, both systems. `recent_tests`: `complete`'s ring
+    buffer holds the end of the first test that runs the line (came_from_test)."""
     from codeasst.tasks.complete import complete_at
 
     masked = mask(source, row.line)
@@ -256,7 +293,9 @@ def score_row(services: Services, work: Work, row: Row, source: str, options: Co
     services.complete_llm.warm("\n")
     row.raw, row.raw_ms = _raw(services, masked, options)
     services.complete_llm.warm("\n")
-    suggestion = complete_at(services, masked.text, masked.line, masked.col, row.file, options, root=work.root)
+    context = came_from_test(work, row, masked, options) if recent_tests else None
+    suggestion = complete_at(services, masked.text, masked.line, masked.col, row.file, options, root=work.root,
+                             context=context)
     row.text, row.reason, row.latency_ms = suggestion.text, suggestion.reason, suggestion.latency_ms
     row.mean_logprob, row.complete_raw = suggestion.mean_logprob, suggestion.raw
 
@@ -265,7 +304,7 @@ def score_row(services: Services, work: Work, row: Row, source: str, options: Co
 
 
 def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: int | None = 20, seed: int = 0,
-             test_timeout_s: float = 60.0, options: CompleteOptions | None = None,
+             test_timeout_s: float = 60.0, options: CompleteOptions | None = None, recent_tests: bool = False,
              on_note: Callable[[str], None] | None = None, on_row: Callable[[int, int, Row], None] | None = None
              ) -> dict:
     """Trace the repository's tests, mask a sample of the functions they reach, score each system."""
@@ -295,7 +334,7 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
         for number, (function, line, reached_by, function_tests) in enumerate(picked, 1):
             text = texts[function.file]
             row = Row(function.file, function.qualname, line, mask(text, line).statement, reached_by, function_tests)
-            score_row(services, work, row, text, options)
+            score_row(services, work, row, text, options, recent_tests)
             rows.append(row)
             if on_row:
                 on_row(number, len(picked), row)
@@ -307,7 +346,7 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
             "dropped_unnoticed": statuses.count("dropped: the tests do not notice"),
             "dropped_truth_fails": statuses.count("dropped: the ground truth fails"),
             "scored": statuses.count("scored"), "test_runs": work.runs,
-            "settings": settings_label(options),
+            "settings": settings_label(options) + (", ring: the test" if recent_tests else ""),
             "systems": systems(rows), "rows": rows}
 
 

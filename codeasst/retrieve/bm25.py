@@ -78,11 +78,11 @@ class FileBM25:
 
     @classmethod
     def for_files(cls, root: Path, files: list[str], cache_dir: Path | None = None,
-                  tokenize: Callable[[str], list[str]] = tokens) -> FileBM25:
+                  tokenize: Callable[[str], list[str]] = tokens, memo: dict[str, _Doc] | None = None) -> FileBM25:
         """The counts of `files` under `root`, reusing those cached in `cache_dir` for unchanged files
-        (only the default tokens are cached)."""
-        cache_dir = cache_dir if tokenize is tokens else None
-        cached = _load(cache_dir / CACHE_NAME) if cache_dir else {}
+        (only the default tokens are cached), or in `memo`, a dict kept in memory and updated here."""
+        cache_dir = cache_dir if tokenize is tokens and memo is None else None
+        cached = memo if memo is not None else _load(cache_dir / CACHE_NAME) if cache_dir else {}
         docs: dict[str, _Doc] = {}
         changed = len(cached) != len(files)
         for path in files:
@@ -98,6 +98,8 @@ class FileBM25:
                 docs[path] = doc
         if cache_dir and changed:
             _save(cache_dir / CACHE_NAME, docs)
+        if memo is not None:
+            memo.update(docs)
         return cls(docs, tokenize)
 
     @classmethod

@@ -39,6 +39,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from codeasst.backends.base import LLM
+from codeasst.complete.context import RecentFiles
 from codeasst.errors import CodeasstError, UsageError
 from codeasst.serve.events import EventStore
 from codeasst.services import Services
@@ -60,6 +61,7 @@ class OpenRequest(BaseModel):
     text: str | None = Field(None, max_length=MAX_TEXT_CHARS)
     line: int | None = Field(None, ge=1, description="The cursor, if known: its prompt is warmed as a whole.")
     col: int | None = Field(None, ge=1)
+    client: str = Field("default", max_length=200, description="As in /v1/complete: whose session this is.")
 
 
 class SearchRequest(BaseModel):
@@ -101,6 +103,24 @@ class ServerState:
     served: dict[str, int] = field(default_factory=dict)  # route -> requests answered, for /v1/health
     models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
     variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
+    recent: dict[str, RecentFiles] = field(default_factory=dict)  # client -> its ring buffer of files left
+    pinned: dict[str, tuple[str, dict]] = field(default_factory=dict)  # client -> (file, other files' context)
+
+    def context(self, client: str, rel: str, text: str, prefix: str, renew: bool) -> dict:
+        """Other files' context for `client`'s prompt in `rel`, its cursor after `prefix` ("" when not
+        known): kept while the client stays in that file, so that the prompt's start, and its KV cache,
+        stay the same while the user types; built again when it opens a file (`renew`) or asks in
+        another one."""
+        from codeasst.tasks.complete import options_from, other_files
+
+        ring = self.recent.setdefault(client, RecentFiles())
+        ring.visit(rel, text, prefix.count("\n") + 1)
+        pinned = self.pinned.get(client)
+        if renew or pinned is None or pinned[0] != rel:
+            context = other_files(self.services.repo.root, text, rel, options_from(self.services), prefix=prefix,
+                                  recent=ring.context(rel))
+            pinned = self.pinned[client] = (rel, context)
+        return pinned[1]
 
     def variant(self, number: int) -> tuple[str, LLM]:
         """The model that answers request `number`: complete.model, or the A/B variants in turn."""
@@ -189,7 +209,7 @@ def _read(target: Path, rel: str) -> str:
 
 
 def create_app(services: Services, token: str | None = None, events: EventStore | None = None) -> FastAPI:
-    from codeasst.tasks.complete import complete_at, ignored_reason, options_from, other_files, split_at
+    from codeasst.tasks.complete import complete_at, ignored_reason, options_from, split_at
 
     state = ServerState(services, events or EventStore.open_default())
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
@@ -234,8 +254,9 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
             if state.latest.get(body.client) != number:
                 return {"text": "", "reason": "cancelled by a newer request", "id": ""}
             variant, llm = state.variant(number)
+            context = state.context(body.client, rel, text.replace("\r\n", "\n"), at.prefix, renew=False)
             result = complete_at(services, text, body.line, body.col, rel, options_from(services),
-                                 cancelled=lambda: state.latest.get(body.client) != number, llm=llm)
+                                 cancelled=lambda: state.latest.get(body.client) != number, llm=llm, context=context)
         suggestion_id = f"{os.getpid()}-{number}"
         state.remember_variant(suggestion_id, variant)
         if result.text:
@@ -250,9 +271,10 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         text = body.text if body.text is not None else _read(target, rel)
         options = options_from(services)
         text = text.replace("\r\n", "\n")
-        context = other_files(services.repo.root, text, rel, options)  # as complete_at builds it
-        if body.line is not None:
-            at = split_at(text, body.line, body.col or 1)
+        at = split_at(text, body.line, body.col or 1) if body.line is not None else None
+        with state.lock:
+            context = state.context(body.client, rel, text, at.prefix if at else "", renew=True)
+        if at is not None:
             # The prompt at the cursor, all but the marker after which the model writes.
             prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
         else:

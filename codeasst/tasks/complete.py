@@ -8,7 +8,7 @@ the CLI and the server answer them alike.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +42,8 @@ def split_at(text: str, line: int, col: int) -> Position:
 
 def options_from(services: Services) -> CompleteOptions:
     section = services.settings.complete
-    return CompleteOptions(**{name: getattr(section, name) for name in CompleteOptions.__dataclass_fields__})
+    values = {name: getattr(section, name) for name in CompleteOptions.__dataclass_fields__}
+    return CompleteOptions(**{**values, "context_sources": tuple(values["context_sources"])})
 
 
 def ignored_reason(services: Services, path: Path) -> str:
@@ -61,24 +62,34 @@ def ignored_reason(services: Services, path: Path) -> str:
     return ""
 
 
-def other_files(root: Path, text: str, path: str, options: CompleteOptions) -> dict:
-    """fim_prompt's `context` and `repo` for the file `path` (relative to `root`): the definitions it
-    imports from the repository, within complete.context_tokens (none at 0, or for other languages)."""
-    if options.context_tokens <= 0 or grammar_for(path) != "python":
+def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, prefix: str | None = None,
+                recent: Sequence[tuple[str, str]] = ()) -> dict:
+    """fim_prompt's `context` and `repo` for the file `path` (relative to `root`) with the cursor after
+    `prefix` (the whole text if unset): complete.context_sources in their order, within
+    complete.context_tokens (nothing at 0). `recent` is the server's ring buffer for this client."""
+    if options.context_tokens <= 0:
         return {}
-    from codeasst.complete.context import imported_definitions
+    from codeasst.complete import context as sources
 
-    context = imported_definitions(root, path, text)
-    return {"context": context, "repo": root.name} if context else {}
+    found: list[tuple[str, str]] = []
+    for source in options.context_sources:
+        if source == "imports" and grammar_for(path) == "python":
+            found += sources.imported_definitions(root, path, text)
+        elif source == "index":
+            found += sources.related_chunks(root, path, text if prefix is None else prefix)
+        elif source == "recent":
+            found += [item for item in recent if item[0] != path]
+    return {"context": found, "repo": root.name} if found else {}
 
 
 def complete_at(services: Services, text: str, line: int, col: int, path: str,
                 options: CompleteOptions | None = None, *, check_ignored: Path | None = None,
                 cancelled: Callable[[], bool] | None = None, llm: LLM | None = None,
-                root: Path | None = None) -> Suggestion:
+                root: Path | None = None, context: dict | None = None) -> Suggestion:
     """The suggestion at `line`, `col` of `text` (the file `path`, relative to `root`, the repository's
     unless given; for its language, name and imports), by `llm` (services.complete_llm unless given:
-    the server's A/B test passes its variant's)."""
+    the server's A/B test passes its variant's). `context`: other files' text as other_files returns
+    it, when the caller keeps it (the server pins it per file); built here otherwise."""
     options = options or options_from(services)
     at = split_at(text.replace("\r\n", "\n"), line, col)
     if check_ignored is not None and (why := ignored_reason(services, check_ignored)):
@@ -88,5 +99,6 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
         return Suggestion("", reason=why)
     llm = llm or services.complete_llm
     llm.load()  # once per process; the latency reported is the suggestion's own
-    context = other_files(root or services.repo.root, text, path, options)
+    if context is None:
+        context = other_files(root or services.repo.root, text, path, options, prefix=at.prefix)
     return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled, **context)

@@ -64,7 +64,7 @@ function M.setup(opts)
   vim.api.nvim_create_autocmd({ "BufEnter", "InsertEnter" }, { callback = function(ev)
     if vim.bo[ev.buf].buftype == "" and ev.file ~= "" then
       local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-      post("/v1/open", { path = ev.file, line = row, col = col + 1,
+      post("/v1/open", { path = ev.file, line = row, col = col + 1, client = "nvim-" .. vim.fn.getpid(),
                          text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n") })
     end
   end })

@@ -223,3 +223,29 @@ def test_repo_is_a_directory_or_a_release(tmp_path):
     with pytest.raises(UsageError, match="neither"):
         um.resolve("more-itertools>=10")
     assert Path(um._REACH).is_file()
+
+
+def test_with_recent_tests_completes_as_a_user_coming_from_the_test(tmp_path, monkeypatch):
+    write_tree(tmp_path / "src", REPO)
+    monkeypatch.setenv("CODEASST_COMPLETE__CONTEXT_TOKENS", "512")
+    monkeypatch.setenv("CODEASST_COMPLETE__CONTEXT_SOURCES", '["recent"]')
+    llm = ScriptedLLM()
+    llm.enqueue("return x + x\n", "return x * 2\n")
+    services = build_services(tmp_path, llm=llm, embedder=HashingEmbedder())
+    result = um.evaluate(services, str(tmp_path / "src"), limit=None, recent_tests=True)
+    raw_prompt, prompt = llm.history
+    assert "<|file_sep|>" not in raw_prompt, "the baseline's prompt has no other files"
+    head = prompt.split("<|file_sep|>pkg/calc.py\n")[0]
+    assert head.startswith("<|repo_name|>") and "\n<|file_sep|>tests/test_calc.py\nfrom pkg.calc import" in head
+    assert "def test_double():\n    assert double(2) == 4\n" in head, "the ring holds the test that runs the line"
+    assert result["settings"].endswith("context 512 (recent), ring: the test")
+
+
+def test_the_test_piece_is_the_named_method_of_the_named_class(tmp_path):
+    write_tree(tmp_path, {"tests/test_x.py": "class ATests:\n    def test_basic(self):\n        a = 1\n\n\n"
+                                             "class BTests:\n    def test_basic(self):\n        b = 2\n        b += 1\n"})
+    work = um.Work(tmp_path, [], tmp_path / "ini", [], 1.0)
+    assert um.test_piece(work, "tests/test_x.py::BTests::test_basic")[2] == 9
+    assert um.test_piece(work, "tests/test_x.py::ATests::test_basic[case-1]")[2] == 3
+    assert um.test_piece(work, "tests/test_x.py::CTests::test_basic") is None
+    assert um.test_piece(work, "tests/test_y.py::test_basic") is None
