@@ -39,7 +39,6 @@ MIN_RATIO = 0.5  # of the best chunk's score: a chunk sharing only `def` and `se
 CHUNK_CHARS = 600  # the index's chunking, smaller: a snippet is read on every cold request
 RING_FILES = 8  # other files the ring buffer keeps, one piece each
 RING_LINES = (32, 16)  # lines before and after the last cursor in a file left
-MAX_FILE_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -174,16 +173,17 @@ def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, lines: li
     return "\n".join(out)
 
 
-def related_chunks(root: Path, path: str, prefix: str) -> list[tuple[str, str]]:
+def related_chunks(root: Path, path: str, prefix: str, max_file_bytes: int) -> list[tuple[str, str]]:
     """(file, chunk) of other files in the language of `path` that share the most words with the
-    last lines of `prefix` before the cursor's, best first. BM25 ranks the files (their term counts
-    are kept in memory for as long as the process lives: the server's), then their chunks."""
+    last lines of `prefix` before the cursor's, best first; files over `max_file_bytes` are left out,
+    as the index leaves them. BM25 ranks the files (their term counts are kept in memory for as long
+    as the process lives: the server's), then their chunks."""
     grammar = grammar_for(path)
     lines = [line for line in prefix.split("\n")[:-1] if line.strip()][-QUERY_LINES:]
     query = "\n".join(lines)
     if grammar is None or not tokens(query):
         return []
-    files = [f.path for f in scan(root, IgnoreRules(root), MAX_FILE_BYTES).files
+    files = [f.path for f in scan(root, IgnoreRules(root), max_file_bytes).files
              if f.path != path and grammar_for(f.path) == grammar]
     bm25 = FileBM25.for_files(root, files, memo=_counts.setdefault(root, {}))
     terms = Counter(tokens(query))

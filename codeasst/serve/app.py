@@ -118,7 +118,7 @@ class ServerState:
         pinned = self.pinned.get(client)
         if renew or pinned is None or pinned[0] != rel:
             context = other_files(self.services.repo.root, text, rel, options_from(self.services), prefix=prefix,
-                                  recent=ring.context(rel))
+                                  recent=ring.context(rel), max_file_bytes=self.services.settings.index.max_file_bytes)
             pinned = self.pinned[client] = (rel, context)
         return pinned[1]
 
@@ -238,13 +238,13 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         target, rel = _resolve(state, body.path)
         if why := ignored_reason(services, target):
             raise HTTPException(403, why)
-        text = body.text if body.text is not None else _read(target, rel)
+        text = (body.text if body.text is not None else _read(target, rel)).replace("\r\n", "\n")
         with state.lock:
             state.counter += 1
             number = state.latest[body.client] = state.counter
         started = time.perf_counter()
         try:
-            at = split_at(text.replace("\r\n", "\n"), body.line, body.col)
+            at = split_at(text, body.line, body.col)
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
         if (ahead := _type_ahead(state, body.client, rel, at.prefix, at.suffix)) is not None:
@@ -254,7 +254,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
             if state.latest.get(body.client) != number:
                 return {"text": "", "reason": "cancelled by a newer request", "id": ""}
             variant, llm = state.variant(number)
-            context = state.context(body.client, rel, text.replace("\r\n", "\n"), at.prefix, renew=False)
+            context = state.context(body.client, rel, text, at.prefix, renew=False)
             result = complete_at(services, text, body.line, body.col, rel, options_from(services),
                                  cancelled=lambda: state.latest.get(body.client) != number, llm=llm, context=context)
         suggestion_id = f"{os.getpid()}-{number}"

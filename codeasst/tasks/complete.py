@@ -15,6 +15,7 @@ from pathlib import Path
 from codeasst.backends.base import LLM
 from codeasst.complete.fim import CompleteOptions, Suggestion, complete
 from codeasst.complete.gate import reason_not_to_ask
+from codeasst.config import IndexSettings
 from codeasst.errors import UsageError
 from codeasst.index.chunker import grammar_for
 from codeasst.index.files import IgnoreRules
@@ -63,10 +64,11 @@ def ignored_reason(services: Services, path: Path) -> str:
 
 
 def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, prefix: str | None = None,
-                recent: Sequence[tuple[str, str]] = ()) -> dict:
+                recent: Sequence[tuple[str, str]] = (), max_file_bytes: int = IndexSettings().max_file_bytes) -> dict:
     """fim_prompt's `context` and `repo` for the file `path` (relative to `root`) with the cursor after
     `prefix` (the whole text if unset): complete.context_sources in their order, within
-    complete.context_tokens (nothing at 0). `recent` is the server's ring buffer for this client."""
+    complete.context_tokens (nothing at 0). `recent` is the server's ring buffer for this client;
+    `max_file_bytes` the index's cap (index.max_file_bytes), which the index source keeps to."""
     if options.context_tokens <= 0:
         return {}
     from codeasst.complete import context as sources
@@ -76,7 +78,7 @@ def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, p
         if source == "imports" and grammar_for(path) == "python":
             found += sources.imported_definitions(root, path, text)
         elif source == "index":
-            found += sources.related_chunks(root, path, text if prefix is None else prefix)
+            found += sources.related_chunks(root, path, text if prefix is None else prefix, max_file_bytes)
         elif source == "recent":
             found += [item for item in recent if item[0] != path]
     return {"context": found, "repo": root.name} if found else {}
@@ -100,5 +102,6 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
     llm = llm or services.complete_llm
     llm.load()  # once per process; the latency reported is the suggestion's own
     if context is None:
-        context = other_files(root or services.repo.root, text, path, options, prefix=at.prefix)
+        context = other_files(root or services.repo.root, text, path, options, prefix=at.prefix,
+                              max_file_bytes=services.settings.index.max_file_bytes)
     return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled, **context)

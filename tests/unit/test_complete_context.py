@@ -127,6 +127,7 @@ def checkout(invoice, customer):
     invoice = apply_discount(invoice, rate)
     
 '''
+CAP = 1_000_000  # index.max_file_bytes
 INDEXED = {"shop/prices.py": PRICES, "shop/billing.py": BILLING, "shop/other.py": "def noise(level, volume):\n    return level * volume\n",
            "docs/discount.md": "# invoice discount rate apply_discount\n", "build/gen.py": "def apply_discount(): ...\n",
            ".gitignore": "build/\n"}
@@ -134,12 +135,14 @@ INDEXED = {"shop/prices.py": PRICES, "shop/billing.py": BILLING, "shop/other.py"
 
 def test_the_index_source_finds_the_chunk_sharing_the_words_before_the_cursor(make_repo):
     root = make_repo(INDEXED)
-    found = related_chunks(root, "shop/billing.py", BILLING)
+    found = related_chunks(root, "shop/billing.py", BILLING, CAP)
     assert found == [("shop/prices.py", PRICES[PRICES.index("def apply_discount"):].rstrip("\n"))], \
         "the chunk sharing the words, cut as the index cuts the file; not the file itself, not markdown, " \
         "not what .gitignore excludes, not chunks sharing little more than `def`"
-    assert related_chunks(root, "shop/billing.py", "") == []
-    assert related_chunks(root, "notes.txt", BILLING) == [], "no grammar, nothing to compare with"
+    assert "shop/prices.py" not in dict(related_chunks(root, "shop/billing.py", BILLING, 100)), \
+        "a file over index.max_file_bytes is left out, as the index leaves it"
+    assert related_chunks(root, "shop/billing.py", "", CAP) == []
+    assert related_chunks(root, "notes.txt", BILLING, CAP) == [], "no grammar, nothing to compare with"
 
 
 def test_the_ring_keeps_the_lines_around_the_cursor_in_each_file_left():
@@ -196,7 +199,7 @@ def test_the_server_keeps_a_clients_context_while_it_types_in_one_file(make_repo
 
     at = BILLING.removesuffix("\n")
     moved_on = at + "level = noise(level, volume)\n    " * 12  # other.py's words: the index's choice differs
-    assert related_chunks(root, "shop/billing.py", moved_on)[0][0] == "shop/other.py"
+    assert related_chunks(root, "shop/billing.py", moved_on, CAP)[0][0] == "shop/other.py"
     for text in (at, moved_on):
         reply = client.post("/v1/complete", json={"path": "shop/billing.py", "text": text, "client": "me",
                                                   "line": text.count("\n") + 1, "col": 5})
