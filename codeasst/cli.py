@@ -137,22 +137,51 @@ def index(
     from codeasst.console import index_summary_lines
 
     progress = _index_progress(as_json)
+    served = _server(services, unless="--embedder" if embedder else "--chunk-chars" if chunk_chars else None)
     try:
-        if progress:
-            with progress:
-                summary = services.indexer(progress).run(rebuild=rebuild, verify=True)
-        else:
-            summary = services.indexer().run(rebuild=rebuild, verify=True)
+        with progress or nullcontext():
+            if served is not None:
+                summary_json = _index_via_server(served, rebuild, progress)
+            else:
+                summary_json = services.indexer(progress).run(rebuild=rebuild, verify=True).to_json()
     except KeyboardInterrupt:
         _note("interrupted; the index is consistent and the next run resumes where this one stopped")
         raise typer.Exit(130) from None
     if as_json:
-        _emit_json(summary.to_json())
+        _emit_json(summary_json)
         return
-    for line in index_summary_lines(summary.to_json(), verbose):
+    for line in index_summary_lines(summary_json, verbose):
         typer.echo(line)
-    if summary.files == 0:
+    if summary_json["files"] == 0:
         _note(f"no indexable files under {services.repo.root}")
+
+
+def _server(services, *, unless: str | None = None):
+    """The client of a `codeasst serve` running for this repository, or None. `unless` names an
+    option the server cannot honour: with a server running, that option is refused (exit 75), since
+    only the server may open the repository's embedded index."""
+    from codeasst.errors import IndexLocked
+    from codeasst.serve.client import ServerClient
+
+    served = ServerClient.find(services.repo.root)
+    if served is not None and unless is not None and not services.settings.store.chroma_url:
+        raise IndexLocked(f"codeasst serve (pid {served.server.pid}) owns this repository's index; {unless} "
+                          "cannot go through it", hint="stop the server to use it")
+    return served
+
+
+def _index_via_server(served, rebuild: bool, progress) -> dict:
+    """The server updates the index it owns; its progress is drawn here."""
+    _note(f"indexing through codeasst serve at {served.url}")
+    for line in served.index(rebuild=rebuild):
+        if line["type"] == "start" and progress is not None:
+            progress.start(line["files"])
+        elif line["type"] == "advance" and progress is not None:
+            progress.advance(line["files"], line["chunks"])
+        elif line["type"] == "summary":
+            return {k: v for k, v in line.items() if k != "type"}
+    raise CodeasstError("codeasst serve stopped before the index run ended",
+                        hint="run `codeasst index` again; the next run resumes where this one stopped")
 
 
 @app.command()
@@ -161,12 +190,16 @@ def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
     from codeasst.console import status_lines
 
     services = _services(repo)
-    data = services.indexer().status(check_store=True)
-    data.update(
-        is_git=services.repo.is_git,
-        embedder=services.embedder.name,
-        store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}",
-    )
+    served = _server(services)
+    if served is not None:
+        data = served.status()
+    else:
+        data = services.indexer().status(check_store=True)
+        data.update(
+            is_git=services.repo.is_git,
+            embedder=services.embedder.name,
+            store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}",
+        )
     if as_json:
         _emit_json(data)
     else:
@@ -190,43 +223,25 @@ def search(
 
     query, piped = _text_and_stdin(query, "QUERY", "search")
     services = _services(repo, {"embedder.model": embedder}, model=model)
-    served = _search_via_server(services, query, k, no_llm) if not (piped or model or embedder) else None
+    served = _server(services, unless="--embedder" if embedder else None)
     if served is not None:
-        if as_json:
-            _emit_json(served)
-            return
-        for hit in served:
-            typer.echo(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}  {hit['symbol']}  "
-                       f"({hit['score']:.3f}; {', '.join(hit['sources'])})")
-        return
-    progress = _index_progress(as_json)
-    with progress or nullcontext():
-        result = run_search(services, query, k, use_llm=not no_llm, context=piped or None,
-                            interactive=progress is not None, progress=progress)
-    _allow_fast_exit(result.index)
-    for note in result.notes:
+        reply = served.search(query, k, no_llm, piped or None, model)
+        hits, notes = reply["hits"], reply["notes"]
+    else:
+        progress = _index_progress(as_json)
+        with progress or nullcontext():
+            result = run_search(services, query, k, use_llm=not no_llm, context=piped or None,
+                                interactive=progress is not None, progress=progress)
+        _allow_fast_exit(result.index)
+        hits, notes = hits_json(result.hits), result.notes
+    for note in notes:
         _note(note)
     if as_json:
-        _emit_json(hits_json(result.hits))
+        _emit_json(hits)
         return
-    for item in result.hits:
-        hit = item.hit
-        typer.echo(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.name}  "
-                   f"({item.score:.3f}; {', '.join(item.sources)})")
-
-
-def _search_via_server(services, query: str, k: int | None, no_llm: bool) -> list[dict] | None:
-    """Hits from a running `codeasst serve` for this repository, its models warm; None: do it here
-    (no server, or it could not answer: the local run then gives the error and its exit code)."""
-    from codeasst.serve import discovery
-
-    server = discovery.find(services.repo.root)
-    if server is None or not query.strip():
-        return None
-    reply = discovery.post(server, "/v1/search", {"query": query, "k": k, "no_llm": no_llm})
-    if reply is None or reply[0] != 200:
-        return None
-    return reply[1]["hits"]
+    for hit in hits:
+        typer.echo(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}  {hit['symbol']}  "
+                   f"({hit['score']:.3f}; {', '.join(hit['sources'])})")
 
 
 @app.command()
@@ -244,7 +259,9 @@ def ask(
 
     question, piped = _text_and_stdin(question, "QUESTION", "ask")
     services = _services(repo, model=model)
-    if not (piped or model) and _ask_via_server(services, question, system, as_json):
+    served = _server(services)
+    if served is not None and question.strip():
+        _ask_via_server(served, question, piped or None, system, model, as_json)
         return
     progress = _index_progress(as_json)
     with progress or nullcontext():
@@ -266,35 +283,26 @@ def ask(
     sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
 
 
-def _ask_via_server(services, question: str, system: str, as_json: bool) -> bool:
-    """Stream the answer from a running `codeasst serve` for this repository, its model warm;
-    False when there is none or it refused the request (the local run then answers, or gives
-    the error and its exit code)."""
-    from codeasst.serve import discovery
+def _ask_via_server(served, question: str, piped: str | None, system: str, model: str | None, as_json: bool) -> None:
+    """Stream the answer from the running `codeasst serve`, its model warm; the footer is drawn here."""
     from codeasst.tasks.ask import footer_lines
 
-    server = discovery.find(services.repo.root) if question.strip() else None
-    lines = discovery.stream(server, "/v1/ask", {"question": question, "system": system}) if server else None
-    if lines is None:
-        return False
     answer = None
-    try:
-        for line in lines:
-            if line.get("type") == "text" and not as_json:
-                sys.stdout.write(line["text"])
-                sys.stdout.flush()
-            elif line.get("type") == "answer":
-                answer = line
-    except (OSError, ValueError):
-        answer = None
+    for line in served.ask(question, system=system, context=piped, model=model):
+        if line["type"] == "note":
+            _note(line["text"])
+        elif line["type"] == "text" and not as_json:
+            sys.stdout.write(line["text"])
+            sys.stdout.flush()
+        elif line["type"] == "answer":
+            answer = {k: v for k, v in line.items() if k != "type"}
     if answer is None:
         raise CodeasstError("the running `codeasst serve` stopped before the answer ended",
-                            hint="run the question again; without a server it is answered here")
+                            hint="run the question again")
     if as_json:
-        _emit_json({k: v for k, v in answer.items() if k != "type"})
+        _emit_json(answer)
     else:
         sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
-    return True
 
 
 @app.command()
@@ -317,13 +325,15 @@ def chat(
         raise UsageError("chat needs a terminal; pipe a question in (echo QUESTION | codeasst chat) "
                          "or use `codeasst ask`")
     from codeasst.chat.app import make_app, setup_logging
-    from codeasst.chat.assistant import RepoAssistant
+    from codeasst.chat.assistant import RepoAssistant, ServedAssistant
     from codeasst.chat.history import History
 
     services = _services(repo, model=model)
+    served = _server(services)
+    assistant = ServedAssistant(services, served) if served is not None else RepoAssistant(services)
     history = History.open_default(services.repo.root)
     setup_logging()
-    chat_app = make_app(RepoAssistant(services), history, services.repo.root.name, resume=resume, latest=last,
+    chat_app = make_app(assistant, history, services.repo.root.name, resume=resume, latest=last,
                         theme=theme)
     try:
         chat_app.run()
@@ -359,8 +369,11 @@ def complete(
     except UnicodeDecodeError as exc:
         raise UsageError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     services = _services(repo, model=model, about_repo=False)
-    data_json = _complete_via_server(services, text, line, col, target, name) if model is None else None
-    if data_json is None:
+    served = _server(services) if model is None else None
+    where = target.resolve() if target is not None else services.repo.root / name
+    if served is not None and where.is_relative_to(services.repo.root):  # it answers for its own files only
+        data_json = {**served.complete(str(where), line, col, text), "server": served.url}
+    else:
         data_json = complete_at(services, text, line, col, name, check_ignored=target).to_json()
     if as_json:
         _emit_json(data_json)
@@ -370,68 +383,41 @@ def complete(
             sys.stdout.write("\n")
 
 
-def _complete_via_server(services, text: str, line: int, col: int, target: Path | None, name: str) -> dict | None:
-    """The answer of a running `codeasst serve` for this repository; None: none is up, do it here."""
-    from codeasst.serve import discovery
-
-    server = discovery.find(services.repo.root)
-    if server is None:
-        return None
-    where = target.resolve() if target is not None else services.repo.root / name
-    if not where.is_relative_to(services.repo.root):
-        return None  # the server answers for its repository's files only
-    reply = discovery.post(server, "/v1/complete", {"path": str(where), "line": line, "col": col, "text": text,
-                                                    "client": "cli"})
-    if reply is None:
-        return None
-    status, body = reply
-    if status != 200:
-        raise UsageError(str(body.get("detail", f"the server answered {status}")))
-    return {**body, "server": server.url}
-
-
 @app.command()
 def serve(
     repo: RepoOption = Path("."),
     host: Annotated[str, typer.Option("--host", help="Address to bind; anything but 127.0.0.1 is reachable "
-                                      "from other machines.")] = "127.0.0.1",
+                                      "from other machines, and then needs a token.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port; 0 picks a free one.")] = 8765,
     token: Annotated[str | None, typer.Option("--token", envvar="CODEASST_SERVE_TOKEN",
-                                              help="Require `Authorization: Bearer TOKEN` on every request.")] = None,
+                                              help="The bearer token every request must carry; by default a "
+                                              "random one, kept in the discovery record (--info).")] = None,
+    no_token: Annotated[bool, typer.Option("--no-token", help="On 127.0.0.1 only: no token, so any program "
+                                           "of any user on this machine may read the code.")] = False,
+    info: Annotated[bool, typer.Option("--info", help="Print the running server for this repository and "
+                                       "exit (with --json, its token too, for editor clients).")] = False,
     model: ModelOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Keep the models warm for this repository: inline completion over HTTP, and fast one-shot commands."""
-    import socket
+    if info:
+        from codeasst.paths import find_repo_root
+        from codeasst.serve import discovery
 
-    import uvicorn
-
-    from codeasst.serve import discovery
-    from codeasst.serve.app import create_app
+        root = find_repo_root(repo)[0]
+        found = discovery.find(root)
+        if found is None:
+            raise CodeasstError(f"no codeasst serve is running for {root}")
+        if as_json:
+            _emit_json({"url": found.url, "pid": found.pid, "token": found.token, "repo": str(root),
+                        "record": str(discovery.record_path(root))})
+        else:
+            typer.echo(f"{found.url} (pid {found.pid}; token in {discovery.record_path(root)})")
+        return
+    from codeasst.serve.run import run_server
 
     services = _services(repo, model=model)
-    services.llm.load()
-    services.complete_llm.load()
-    app_ = create_app(services, token)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    # Listening before the announcement: a client that finds the server at once is queued until
-    # uvicorn accepts, not refused (it would fall back to loading the models itself).
-    sock.listen(2048)
-    bound = sock.getsockname()[1]
-    url = f"http://{'[' + host + ']' if family == socket.AF_INET6 else host}:{bound}"
-    record = discovery.announce(services.repo.root, url, token)
-    models = services.llm.name if services.complete_llm is services.llm else (
-        f"{services.llm.name}, completing with {services.complete_llm.name}")
-    _note(f"serving {services.repo.root} on {url} (model {models}; OpenAPI at {url}/docs)")
-    try:
-        uvicorn.Server(uvicorn.Config(app_, log_level="warning")).run(sockets=[sock])
-    finally:
-        discovery.withdraw(record)
+    run_server(services, host=host, port=port, token=token, no_token=no_token, note=_note)
 
 
 @app.command()

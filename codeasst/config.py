@@ -215,6 +215,38 @@ class ChatSettings(_Section):
     """Characters of each earlier answer kept for follow-ups (its start: the answer itself, not its notes)."""
 
 
+class ServeSettings(_Section):
+    allowed_origins: list[str] = []
+    """Web origins (e.g. "http://localhost:3000") whose pages may call `codeasst serve`. Empty: no web page
+    may; a request that carries any other Origin header is refused (403). A repository may not set this."""
+
+    allowed_hosts: list[str] = []
+    """Host names, besides 127.0.0.1, localhost and [::1], that requests may address (the Host header).
+    Others are refused (403): a page that points its own name at 127.0.0.1 (DNS rebinding) is not served.
+    A repository may not set this."""
+
+    max_clients: int = 64
+    """Editor clients whose state (last suggestion, recent files, pinned context) is kept; the least recently
+    seen is forgotten first."""
+
+    max_client_chars: int = 400_000
+    """Characters of buffered text kept per client (the last suggestion's buffer, recent files, pinned context);
+    a client over it keeps less, never more."""
+
+    max_queue: int = 32
+    """Requests waiting for the model at once; more are refused with 429 and Retry-After."""
+
+    queue_timeout_s: float = 60.0
+    """Seconds a request waits for the model before it is refused with 429."""
+
+    stream_buffer_bytes: int = 262_144
+    """Bytes of a streamed answer held for a client that reads slower than the model writes; past it the
+    client is cut off and the model goes on to the next request."""
+
+    shutdown_s: float = 3.0
+    """Seconds SIGTERM or SIGINT gives requests in flight before they are cancelled and the process exits."""
+
+
 class LLMSettings(_Section):
     model: str = "auto"
     """'auto' (the 1.5B where it is installed and the machine has a GPU or 4 cores, else the 0.5B),
@@ -285,6 +317,9 @@ class Settings(BaseSettings):
 
     llm: LLMSettings = LLMSettings()
     """The language model and how it runs."""
+
+    serve: ServeSettings = ServeSettings()
+    """How `codeasst serve` guards and shares the models and the index."""
 
     models: dict[str, ModelEntry] = {}
     """Named models: [models.NAME] with a GGUF `path`, or a server `url` and `model`."""

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from codeasst import paths
 from codeasst.backends.base import LLM, Embedder
 from codeasst.config import LoadedSettings, Settings, load_settings
+from codeasst.index import owner
 from codeasst.index.indexer import Indexer, Progress
 from codeasst.index.store import ChunkStore
 from codeasst.models import ModelSpec, build_llm, resolve, resolve_complete
@@ -47,6 +48,8 @@ class Services:
     """Where to tell the user about slow one-time work as it starts (the CLI prints to stderr)."""
     _embedder: Embedder | None = field(default=None, repr=False)
     _llm: LLM | None = field(default=None, repr=False)
+    serving: bool = False
+    """This process is `codeasst serve`, which owns the embedded store (index/owner.py)."""
 
     @property
     def settings(self) -> Settings:
@@ -115,10 +118,18 @@ class Services:
             return self.llm
         return build_llm(self.complete_spec, self.settings, self.on_model_progress)
 
+    def claim_index(self) -> None:
+        """Hold the embedded store for this process, or fail (exit 75) while a server owns it.
+        A Chroma server is shared as Chroma supports, so it needs no claim."""
+        if not self.serving and not self.settings.store.chroma_url:
+            owner.share(self.repo.index_dir)
+
     def open_store(self) -> ChunkStore:
+        self.claim_index()
         return ChunkStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
 
     def indexer(self, progress: Progress | None = None, on_mismatch: str = "rebuild") -> Indexer:
+        self.claim_index()  # an index run may wipe the store's files: never under a server's client
         return Indexer(self.repo.root, self.repo.index_dir, self.settings.index, self.embedder,
                        self.open_store, progress, chroma_url=self.settings.store.chroma_url, on_mismatch=on_mismatch)
 

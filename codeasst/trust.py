@@ -54,6 +54,10 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
             chosen = table[key] if isinstance(table[key], list) else [table[key]]
             if any(not isinstance(choice, str) or choice not in allowed for choice in chosen):
                 found.append(f"{section}.{key}")
+    serve = values.get("serve") or {}
+    if isinstance(serve, dict):
+        # Each lets a web page, or a host name the user never chose, reach the code through the server.
+        found += [f"serve.{key}" for key in ("allowed_origins", "allowed_hosts") if key in serve]
     embedder = values.get("embedder") or {}
     if isinstance(embedder, dict) and embedder.get("model", "bundled") != "bundled":
         found.append("embedder.model")  # loading a model folder can run code it ships

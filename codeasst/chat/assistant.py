@@ -84,28 +84,16 @@ def fit_history(turns: Sequence[Turn], budget_tokens: int, answer_chars: int,
     return kept[::-1]
 
 
-def sources_of(answer) -> list[Source]:
-    """An answer's places: what it cites first (verified), then the rest of what was retrieved,
-    marked when a citation falls inside it. Each is labelled with the symbol retrieved there."""
-    hits = [item.hit for item in answer.retrieval.hits] if answer.retrieval else []
-
-    def symbol(path: str, start: int, end: int) -> str:
-        name = next((h.name for h in hits if h.path == path and h.start_line <= end and start <= h.end_line), "")
-        return short_name(name, path)
-
-    out: list[Source] = []
-    cited: set[tuple[str, int, int]] = set()
-    for c in answer.citations:
-        if c.verified and (c.path, c.start_line, c.end_line) not in cited:
-            cited.add((c.path, c.start_line, c.end_line))
-            out.append(Source(c.path, c.start_line, c.end_line, symbol(c.path, c.start_line, c.end_line),
-                              True, c.attached))
-    for hit in hits:
-        if (hit.path, hit.start_line, hit.end_line) in cited:
-            continue
-        drawn_on = any(p == hit.path and s <= hit.end_line and hit.start_line <= e for p, s, e in cited)
-        out.append(Source(hit.path, hit.start_line, hit.end_line, short_name(hit.name, hit.path), verified=drawn_on))
-    return out
+def finish(turn: Turn, answer: dict, first: float | None, last: float | None) -> None:
+    """A turn's sources, names not found and figures, from its answer (Answer.to_json) and the times
+    its first and last pieces of text arrived."""
+    turn.sources = sources_of(answer)
+    turn.ungrounded = list(answer["ungrounded"])
+    writing = (last - first) if first and last else 0.0
+    turn.stats = {"first_token_s": answer["timings"].get("first_token_s", 0.0),
+                  "cited": sum(1 for c in answer["citations"] if c["verified"]),
+                  # generation speed: the tokens after the first, over the time they took
+                  "tokens_per_s": round((answer["generated_tokens"] - 1) / writing, 1) if writing > 0.05 else 0.0}
 
 
 def short_name(name: str, path: str) -> str:
@@ -158,13 +146,7 @@ class RepoAssistant:
         finally:
             stream.close()  # stops the model where it is
         turn.answer = answer.text if turn.state == "done" else "".join(pieces)
-        turn.sources = sources_of(answer)
-        turn.ungrounded = list(answer.ungrounded)
-        writing = (last - first) if first and last else 0.0
-        turn.stats = {"first_token_s": answer.timings.get("first_token_s", 0.0),
-                      "cited": sum(1 for c in answer.citations if c.verified),
-                      # generation speed: the tokens after the first, over the time they took
-                      "tokens_per_s": round((answer.generated_tokens - 1) / writing, 1) if writing > 0.05 else 0.0}
+        finish(turn, answer.to_json(), first, last)
         return turn
 
     def search(self, query: str, progress: Progress | None = None) -> list[Source]:
@@ -220,3 +202,109 @@ class RepoAssistant:
             raise UsageError(f"cannot read {source.path}: {exc.strerror}") from None
         start = max(1, source.start_line - context)
         return "\n".join(lines[start - 1:source.end_line + context])
+
+
+class ServedAssistant(RepoAssistant):
+    """RepoAssistant for a repository with `codeasst serve` running: status, answers and searches
+    come from the server, which owns the index and keeps its models warm, so the chat neither opens
+    the index a second time nor loads models of its own for them. A server that stops answering
+    leaves the chat to do the work itself. `/fix` runs here, as it touches no index."""
+
+    def __init__(self, services: Services, served) -> None:
+        super().__init__(services)
+        self.served = served  # serve.client.ServerClient
+
+    def _gone(self) -> bool:
+        from codeasst.serve.client import ServerClient
+
+        self.served = ServerClient.find(self.root)
+        return self.served is None
+
+    def status(self) -> Status:
+        from codeasst.serve.client import Unreachable
+
+        try:
+            data = self.served.status() if self.served is not None else None
+        except Unreachable:
+            data = None if self._gone() else self.served.status()
+        if data is None:
+            return super().status()
+        stale = sum(len(v) for v in data["stale"].values())
+        return Status(self.services.model_spec.name, data["files"], data["chunks"], data["indexed"], stale)
+
+    def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
+               cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn:
+        from codeasst.serve.client import Unreachable
+
+        if self.served is None:
+            return super().answer(question, history, on_text=on_text, cancelled=cancelled, progress=progress)
+        cfg = self.services.settings.chat
+        pairs = fit_history(history, cfg.history_tokens, cfg.answer_chars, self._count) if history else []
+        turn = Turn(question)
+        pieces: list[str] = []
+        answer: dict | None = None
+        lines = None
+        first = last = None
+        try:
+            lines = self.served.ask(question, history=pairs, model=self.services.model_choice, client="chat")
+            for line in lines:
+                if cancelled():
+                    turn.state = "cancelled"
+                    break
+                if line["type"] == "text":
+                    last = time.perf_counter()
+                    first = first or last
+                    pieces.append(line["text"])
+                    on_text(line["text"])
+                elif line["type"] == "answer":
+                    answer = line
+        except Unreachable:
+            if pieces or not self._gone():
+                raise
+            return super().answer(question, history, on_text=on_text, cancelled=cancelled, progress=progress)
+        finally:
+            if lines is not None:
+                lines.close()  # leaving the stream closes the connection: the server stops the model
+        turn.answer = answer["answer"] if answer is not None and turn.state == "done" else "".join(pieces)
+        if answer is not None:
+            finish(turn, answer, first, last)
+        return turn
+
+    def search(self, query: str, progress: Progress | None = None) -> list[Source]:
+        from codeasst.serve.client import Unreachable
+
+        try:
+            hits = self.served.search(query, None, True)["hits"] if self.served is not None else None
+        except Unreachable:
+            hits = None if self._gone() else self.served.search(query, None, True)["hits"]
+        if hits is None:
+            return super().search(query, progress)
+        return [Source(h["path"], h["start_line"], h["end_line"], short_name(h["symbol"], h["path"]), verified=False)
+                for h in hits]
+
+
+def sources_of(answer: dict) -> list[Source]:
+    """An answer's places (Answer.to_json, as the server sends it too): what it cites first
+    (verified), then the rest of what was retrieved, marked when a citation falls inside it. Each is
+    labelled with the symbol retrieved there."""
+    hits = answer["hits"]
+
+    def symbol(path: str, start: int, end: int) -> str:
+        name = next((h["symbol"] for h in hits if h["path"] == path and h["start_line"] <= end
+                     and start <= h["end_line"]), "")
+        return short_name(name, path)
+
+    out: list[Source] = []
+    cited: set[tuple[str, int, int]] = set()
+    for c in answer["citations"]:
+        place = (c["path"], c["start_line"], c["end_line"])
+        if c["verified"] and place not in cited:
+            cited.add(place)
+            out.append(Source(*place, symbol(*place), True, c["attached"]))
+    for h in hits:
+        place = (h["path"], h["start_line"], h["end_line"])
+        if place in cited:
+            continue
+        drawn_on = any(p == h["path"] and s <= h["end_line"] and h["start_line"] <= e for p, s, e in cited)
+        out.append(Source(*place, short_name(h["symbol"], h["path"]), verified=drawn_on))
+    return out

@@ -205,19 +205,33 @@ class RecentFiles:
 
     def __init__(self) -> None:
         self.pieces: deque[tuple[str, str]] = deque(maxlen=RING_FILES)
-        self.at: tuple[str, str, int] | None = None  # (file, its text, cursor line) of the last request
+        # (file, the lines around the cursor) of the last request: only those, not the whole buffer,
+        # are kept, so a client holds at most RING_FILES + 1 pieces.
+        self.at: tuple[str, str] | None = None
 
     def visit(self, path: str, text: str, line: int) -> None:
         """The client is at `line` of `path`; leaving another file puts a piece of it in the ring."""
         if self.at is not None and self.at[0] != path:
-            left, left_text, left_line = self.at
-            lines = left_text.split("\n")
-            before, after = RING_LINES
-            piece = "\n".join(lines[max(0, left_line - 1 - before): left_line + after]).strip("\n")
+            left, piece = self.at
             self.forget(left)
             if piece.strip():
                 self.pieces.append((left, piece))
-        self.at = (path, text, line)
+        lines = text.split("\n")
+        before, after = RING_LINES
+        self.at = (path, "\n".join(lines[max(0, line - 1 - before): line + after]).strip("\n"))
+
+    def chars(self) -> int:
+        return sum(len(text) for _, text in self.pieces) + (len(self.at[1]) if self.at else 0)
+
+    def drop_oldest(self) -> bool:
+        """Forget the oldest piece (a client over its cap); False when none is left."""
+        if self.pieces:
+            self.pieces.popleft()
+            return True
+        if self.at is not None:
+            self.at = None
+            return True
+        return False
 
     def forget(self, path: str) -> None:
         for item in [p for p in self.pieces if p[0] == path]:

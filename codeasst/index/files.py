@@ -131,6 +131,17 @@ class IgnoreRules:
         return cached
 
 
+def excluded(rules: IgnoreRules, rel: str) -> str:
+    """Why the rules exclude the file `rel` or a folder above it ("" if they do not)."""
+    parts = rel.split("/")
+    for depth in range(1, len(parts) + 1):
+        verdict = rules.verdict("/".join(parts[:depth]), is_dir=depth < len(parts))
+        if verdict.excluded:
+            return verdict.describe() if depth == len(parts) else (
+                f"its folder {'/'.join(parts[:depth])}/ is {verdict.describe()}")
+    return ""
+
+
 @dataclass(frozen=True)
 class FileInfo:
     path: str  # relative to the repo root, POSIX separators

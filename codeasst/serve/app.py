@@ -1,50 +1,57 @@
 """`codeasst serve`: the warm process behind inline completion and fast one-shot commands.
 
-A FastAPI app (OpenAPI at /openapi.json, docs at /docs) on uvicorn, bound to
-127.0.0.1 unless told otherwise, with an optional bearer token. The models load
-once, at start; between requests on the same file the llama.cpp KV cache keeps
+A FastAPI app (OpenAPI at /openapi.json, docs at /docs) on uvicorn, bound to 127.0.0.1 unless
+told otherwise. What a request must show first (Host, Origin, the bearer token) is in guard.py.
+The models load once, at start; between requests on the same file the llama.cpp KV cache keeps
 the prompt's common prefix, so a request while typing only evaluates what is new.
 
-- POST /v1/complete: a suggestion at (path, line, col), from the text sent or the
-  file on disk. A newer request from the same client ends an older one still
-  generating; a suggestion stays valid while the user types its first characters
-  (the type-ahead cache answers without the model).
-- POST /v1/open: a client opened a file: its prompt is evaluated now, so the first
-  suggestion in it finds the prefix cached.
-- POST /v1/search, POST /v1/ask (streamed, NDJSON): as the CLI commands.
-- POST /v1/events: shown / accepted (with the accepted length) / discarded, stored
-  in SQLite for `codeasst stats`.
-- GET /v1/health: the repository, model and process.
+- POST /v1/complete: a suggestion at (path, line, col), from the text sent or the file on disk.
+  A newer request from the same client ends an older one still waiting or generating; a
+  suggestion stays valid while the user types its first characters (the type-ahead cache answers
+  without the model).
+- POST /v1/open: a client opened a file: its prompt is evaluated now, so the first suggestion in
+  it finds the prefix cached.
+- POST /v1/search, POST /v1/ask (NDJSON stream), POST /v1/index (NDJSON progress), GET /v1/status:
+  as the CLI commands; while the server runs it owns the repository's index and the CLI comes here.
+- POST /v1/events: shown / accepted (with the accepted length) / discarded, stored in SQLite for
+  `codeasst stats`.
+- GET /v1/health: the repository, models, process, queue and clients.
 
-Malformed requests are 4xx with a one-line `detail`: a bad position 422, a path
-outside the repository 403, an ignored file 403, an unknown file 404, text that is
-not UTF-8 400, a body over the limit 413.
+The model serves one request at a time, fairly between clients (queue.py); a request waits at
+most serve.queue_timeout_s and at most serve.max_queue wait at once (429 past either). Malformed
+requests are 4xx with a one-line `detail`: a bad position 422, a path outside the repository or
+ignored 403, an unknown file 404, text that is not UTF-8 400, a body over the limit 413.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
+import asyncio
+import itertools
 import os
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from codeasst.backends.base import LLM
-from codeasst.complete.context import RecentFiles
-from codeasst.errors import CodeasstError, UsageError
+from codeasst.errors import CodeasstError, IndexLocked, UsageError
+from codeasst.serve.clients import ClientState, ClientTable, Typed
 from codeasst.serve.events import EventStore
+from codeasst.serve.guard import PathRefused, RequestGuard, guard_path
+from codeasst.serve.limits import BodyLimit
+from codeasst.serve.queue import Left, ModelQueue
+from codeasst.serve.streams import Failed, LineStream, failure
 from codeasst.services import Services
 
-MAX_BODY_BYTES = 4 * 1024 * 1024
 MAX_TEXT_CHARS = 2_000_000
 
 
@@ -66,13 +73,24 @@ class OpenRequest(BaseModel):
 
 class SearchRequest(BaseModel):
     query: str = Field(min_length=1, max_length=200_000)
-    k: int | None = Field(None, ge=1, le=100)
+    k: int | None = Field(None, ge=1, le=200)
     no_llm: bool = False
+    context: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Piped text, as `... | codeasst search`.")
+    model: str | None = Field(None, max_length=4096, description="As `codeasst search --model`.")
+    client: str = Field("cli", max_length=200)
 
 
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=200_000)
     system: Literal["grounded", "baseline"] = Field("grounded", description="As `codeasst ask --system`.")
+    context: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Piped text, as `... | codeasst ask`.")
+    history: list[tuple[str, str]] = Field([], max_length=50, description="Earlier (question, answer) turns (chat).")
+    model: str | None = Field(None, max_length=4096, description="As `codeasst ask --model`: loaded once, then kept.")
+    client: str = Field("cli", max_length=200)
+
+
+class IndexRequest(BaseModel):
+    rebuild: bool = False
 
 
 class EventRequest(BaseModel):
@@ -83,44 +101,41 @@ class EventRequest(BaseModel):
 
 
 @dataclass
-class _Typed:
-    """The last suggestion for one client and file: valid while the user types its first characters."""
-
-    prefix: str
-    suffix: str
-    text: str
-    id: str
-
-
-@dataclass
 class ServerState:
     services: Services
     events: EventStore
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one model context: one request at a time
-    latest: dict[str, int] = field(default_factory=dict)  # client -> number of its newest request
-    typed: dict[tuple[str, str], _Typed] = field(default_factory=dict)
-    counter: int = 0
-    served: dict[str, int] = field(default_factory=dict)  # route -> requests answered, for /v1/health
+    queue: ModelQueue
+    clients: ClientTable
+    numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
+    served: Counter = field(default_factory=Counter)  # route -> requests answered, for /v1/health
+    streams: Counter = field(default_factory=Counter)  # how streams ended: done, client gone, slow reader...
     models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
+    askers: dict[str, Services] = field(default_factory=dict)  # ask --model NAME: services on that model
     variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
-    recent: dict[str, RecentFiles] = field(default_factory=dict)  # client -> its ring buffer of files left
-    pinned: dict[str, tuple[str, dict]] = field(default_factory=dict)  # client -> (file, other files' context)
+    started: float = field(default_factory=time.time)
 
-    def context(self, client: str, rel: str, text: str, prefix: str, renew: bool) -> dict:
+    @property
+    def stopping(self) -> bool:
+        return self.queue.stopping
+
+    def stop(self) -> None:
+        """Wake every waiter and end every generation at its next token (SIGTERM, SIGINT)."""
+        self.queue.stop()
+
+    def context(self, client: ClientState, rel: str, text: str, prefix: str, renew: bool) -> dict:
         """Other files' context for `client`'s prompt in `rel`, its cursor after `prefix` ("" when not
         known): kept while the client stays in that file, so that the prompt's start, and its KV cache,
         stay the same while the user types; built again when it opens a file (`renew`) or asks in
         another one."""
         from codeasst.tasks.complete import options_from, other_files
 
-        ring = self.recent.setdefault(client, RecentFiles())
-        ring.visit(rel, text, prefix.count("\n") + 1)
-        pinned = self.pinned.get(client)
-        if renew or pinned is None or pinned[0] != rel:
+        client.recent.visit(rel, text, prefix.count("\n") + 1)
+        if renew or client.pinned is None or client.pinned[0] != rel:
             context = other_files(self.services.repo.root, text, rel, options_from(self.services), prefix=prefix,
-                                  recent=ring.context(rel), max_file_bytes=self.services.settings.index.max_file_bytes)
-            pinned = self.pinned[client] = (rel, context)
-        return pinned[1]
+                                  recent=client.recent.context(rel),
+                                  max_file_bytes=self.services.settings.index.max_file_bytes)
+            client.pinned = (rel, context)
+        return client.pinned[1]
 
     def variant(self, number: int) -> tuple[str, LLM]:
         """The model that answers request `number`: complete.model, or the A/B variants in turn."""
@@ -140,187 +155,253 @@ class ServerState:
                 self.models[name] = build_llm(spec, self.services.settings)
         return name, self.models[name]
 
+    def asker(self, model: str | None) -> Services:
+        """The services that answer `ask --model MODEL`: the server's own, or a copy on that model
+        sharing its embedder and index, built once."""
+        if model is None:
+            return self.services
+        if model not in self.askers:
+            copy = replace(self.services, model_choice=model, _llm=None, _embedder=self.services.embedder)
+            _ = copy.model_spec  # an unknown name fails here, as a 422
+            self.askers[model] = copy
+        return self.askers[model]
+
     def remember_variant(self, suggestion_id: str, name: str) -> None:
         self.variant_of[suggestion_id] = name
         while len(self.variant_of) > 10_000:  # ids of suggestions long gone
             self.variant_of.popitem(last=False)
 
 
-class _BodyLimit:
-    """Refuses request bodies over `MAX_BODY_BYTES` (413), declared or streamed."""
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            return await _too_large(send)
-        seen = 0
-
-        async def limited():
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > MAX_BODY_BYTES:
-                raise _TooLarge
-            return message
-
-        try:
-            return await self.app(scope, limited, send)
-        except _TooLarge:
-            return await _too_large(send)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-async def _too_large(send) -> None:
-    body = json.dumps({"detail": f"the request body is over {MAX_BODY_BYTES} bytes"}).encode()
-    await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _resolve(state: ServerState, path: str) -> tuple[Path, str]:
-    """The file inside the repository, and its name relative to the root; 403 outside it."""
-    root = state.services.repo.root
-    target = Path(path) if Path(path).is_absolute() else root / path
-    target = Path(os.path.abspath(target))
-    try:
-        rel = target.relative_to(root).as_posix()
-    except ValueError:
-        raise HTTPException(403, f"{path} is outside the repository {root}") from None
-    if target.is_symlink() and not target.resolve().is_relative_to(root):
-        raise HTTPException(403, f"{path} links outside the repository")
-    return target, rel
-
-
 def _read(target: Path, rel: str) -> str:
     if not target.is_file():
-        raise HTTPException(404, f"{rel}: no such file")
+        raise Failed(404, f"{rel}: no such file")
     try:
         return target.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise HTTPException(400, f"{rel}: not UTF-8 text (byte {exc.start})") from None
+        raise Failed(400, f"{rel}: not UTF-8 text (byte {exc.start})") from None
 
 
-def create_app(services: Services, token: str | None = None, events: EventStore | None = None) -> FastAPI:
-    from codeasst.tasks.complete import complete_at, ignored_reason, options_from, split_at
+def _guard(state: ServerState, path: str) -> tuple[Path, str]:
+    try:
+        return guard_path(state.services.repo.root, path)
+    except PathRefused as exc:
+        raise Failed(exc.status, str(exc)) from None
 
-    state = ServerState(services, events or EventStore.open_default())
+
+async def _in_thread(request: Request, work: Callable[[threading.Event], object]) -> object:
+    """`work(gone)` in a worker thread; `gone` is set when the client disconnects, so work that
+    waits for the model, or generates, can stop for nobody."""
+    gone = threading.Event()
+
+    async def watch() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        return await anyio.to_thread.run_sync(work, gone)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes the client's answer
+        raise failure(exc) from None
+    finally:
+        watcher.cancel()
+
+
+def create_app(services: Services, token: str | None = None, events: EventStore | None = None, *,
+               port: int | None = None, bound: str = "127.0.0.1") -> FastAPI:
+    """The app, guarded (guard.py) for a server listening on `bound`:`port` (any port when None)."""
+    from codeasst.tasks.complete import complete_at, options_from, split_at
+
+    cfg = services.settings.serve
+    state = ServerState(services, events or EventStore.open_default(),
+                        ModelQueue(cfg.max_queue, cfg.queue_timeout_s), ClientTable(cfg.max_clients, cfg.max_client_chars))
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
-    app.add_middleware(_BodyLimit)
+    app.state.codeasst = state
+    if cfg.allowed_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(cfg.allowed_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(BodyLimit)
+    app.add_middleware(RequestGuard, token=token, port=port, bound=bound, allowed_hosts=cfg.allowed_hosts,
+                       allowed_origins=cfg.allowed_origins)
 
-    def authorized(request: Request) -> None:
-        if token is None:
-            return
-        given = request.headers.get("authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            raise HTTPException(401, "a bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+    @app.exception_handler(Failed)
+    async def _failed(_: Request, exc: Failed) -> JSONResponse:
+        headers = {"Retry-After": "2"} if exc.status == 429 else None
+        return JSONResponse(exc.to_json(), status_code=exc.status, headers=headers)
 
     @app.exception_handler(CodeasstError)
     async def _codeasst_error(_: Request, exc: CodeasstError) -> JSONResponse:
-        status = 422 if isinstance(exc, UsageError) else 500
-        return JSONResponse({"detail": str(exc)}, status_code=status)
+        failed = failure(exc)
+        return JSONResponse(failed.to_json(), status_code=failed.status)
 
-    @app.get("/v1/health", dependencies=[Depends(authorized)])
+    @app.get("/v1/health")
     def health() -> dict:
         return {"repo": str(services.repo.root), "model": services.llm.name,
                 "complete_model": services.complete_llm.name, "pid": os.getpid(),
-                "served": dict(state.served)}
+                "served": dict(state.served), "queue": state.queue.depth(), "streams": dict(state.streams),
+                "clients": {"kept": len(state.clients), "forgotten": state.clients.forgotten,
+                            "chars": state.clients.held_chars(), "max": cfg.max_clients},
+                "uptime_s": round(time.time() - state.started, 1), "rss_mb": _rss_mb()}
 
-    @app.post("/v1/complete", dependencies=[Depends(authorized)])
-    def complete(body: CompleteRequest) -> dict:
-        target, rel = _resolve(state, body.path)
-        if why := ignored_reason(services, target):
-            raise HTTPException(403, why)
+    @app.post("/v1/complete")
+    async def complete(body: CompleteRequest, request: Request) -> dict:
+        return await _in_thread(request, lambda gone: complete_in(body, gone))
+
+    def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
+        target, rel = _guard(state, body.path)
         text = (body.text if body.text is not None else _read(target, rel)).replace("\r\n", "\n")
-        with state.lock:
-            state.counter += 1
-            number = state.latest[body.client] = state.counter
+        client = state.clients.get(body.client)
+        number = client.latest = next(state.numbers)
         started = time.perf_counter()
         try:
             at = split_at(text, body.line, body.col)
         except UsageError as exc:
-            raise HTTPException(422, str(exc)) from None
-        if (ahead := _type_ahead(state, body.client, rel, at.prefix, at.suffix)) is not None:
+            raise Failed(422, str(exc)) from None
+        if (ahead := _type_ahead(client, rel, at.prefix, at.suffix)) is not None:
             return {"text": ahead.text, "reason": "", "id": ahead.id, "cached": "type-ahead",
                     "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
-        with state.lock:  # the model runs one request at a time; a newer one ends this when it waits
-            if state.latest.get(body.client) != number:
-                return {"text": "", "reason": "cancelled by a newer request", "id": ""}
-            variant, llm = state.variant(number)
-            context = state.context(body.client, rel, text, at.prefix, renew=False)
-            result = complete_at(services, text, body.line, body.col, rel, options_from(services),
-                                 cancelled=lambda: state.latest.get(body.client) != number, llm=llm, context=context)
+
+        def superseded() -> bool:
+            return client.latest != number or gone.is_set() or state.stopping
+
+        try:
+            with state.queue.turn(body.client, cancelled=superseded):
+                variant, llm = state.variant(number)
+                context = state.context(client, rel, text, at.prefix, renew=False)
+                result = complete_at(services, text, body.line, body.col, rel, options_from(services),
+                                     cancelled=superseded, llm=llm, context=context)
+        except Left:
+            return {"text": "", "reason": "cancelled by a newer request", "id": ""}
         suggestion_id = f"{os.getpid()}-{number}"
         state.remember_variant(suggestion_id, variant)
         if result.text:
-            state.typed[(body.client, rel)] = _Typed(at.prefix, at.suffix, result.text, suggestion_id)
+            client.typed = Typed(rel, at.prefix, at.suffix, result.text, suggestion_id)
+        client.trim(cfg.max_client_chars)
+        state.served["complete"] += 1
         return {**result.to_json(), "id": suggestion_id, "model": variant}
 
-    @app.post("/v1/open", dependencies=[Depends(authorized)])
-    def opened(body: OpenRequest) -> dict:
+    @app.post("/v1/open")
+    async def opened(body: OpenRequest, request: Request) -> dict:
+        return await _in_thread(request, lambda gone: open_in(body, gone))
+
+    def open_in(body: OpenRequest, gone: threading.Event) -> dict:
         from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt
 
-        target, rel = _resolve(state, body.path)
-        text = body.text if body.text is not None else _read(target, rel)
+        target, rel = _guard(state, body.path)
+        text = (body.text if body.text is not None else _read(target, rel)).replace("\r\n", "\n")
         options = options_from(services)
-        text = text.replace("\r\n", "\n")
-        at = split_at(text, body.line, body.col or 1) if body.line is not None else None
-        with state.lock:
-            context = state.context(body.client, rel, text, at.prefix if at else "", renew=True)
-        if at is not None:
-            # The prompt at the cursor, all but the marker after which the model writes.
-            prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
-        else:
-            # The file's beginning as a prompt prefix: the first request in it finds it cached
-            # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
-            prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
+        try:
+            at = split_at(text, body.line, body.col or 1) if body.line is not None else None
+        except UsageError as exc:
+            raise Failed(422, str(exc)) from None
+        client = state.clients.get(body.client)
+        number = client.latest = next(state.numbers)
         started = time.perf_counter()
-        with state.lock:
-            services.complete_llm.load()
-            warmed = services.complete_llm.warm(prompt)
+        try:
+            with state.queue.turn(body.client, cancelled=lambda: client.latest != number or gone.is_set()):
+                context = state.context(client, rel, text, at.prefix if at else "", renew=True)
+                if at is not None:
+                    # The prompt at the cursor, all but the marker after which the model writes.
+                    prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
+                else:
+                    # The file's beginning as a prompt prefix: the first request in it finds it cached
+                    # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
+                    prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
+                services.complete_llm.load()
+                warmed = services.complete_llm.warm(prompt)
+        except Left:
+            return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}
+        client.trim(cfg.max_client_chars)
+        state.served["open"] += 1
         return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
 
-    @app.post("/v1/search", dependencies=[Depends(authorized)])
-    def search(body: SearchRequest) -> dict:
+    @app.post("/v1/search")
+    async def search(body: SearchRequest, request: Request) -> dict:
+        return await _in_thread(request, lambda gone: search_in(body, gone))
+
+    def search_in(body: SearchRequest, gone: threading.Event) -> dict:
         from codeasst.tasks.search import find, hits_json
 
-        with state.lock:
-            result = find(services, body.query, body.k, use_llm=not body.no_llm)
-            state.served["search"] = state.served.get("search", 0) + 1
-        return {"query": body.query, "hits": hits_json(result.hits), "timings": result.timings}
+        def run() -> dict:
+            result = find(state.asker(body.model), body.query, body.k, use_llm=not body.no_llm, context=body.context)
+            return {"query": body.query, "hits": hits_json(result.hits), "timings": result.timings,
+                    "notes": result.notes, "index": result.index.to_json() if result.index else None}
 
-    @app.post("/v1/ask", dependencies=[Depends(authorized)])
-    def ask(body: AskRequest) -> StreamingResponse:
+        if body.no_llm:  # retrieval alone needs no turn of the model
+            reply = run()
+        else:
+            with state.queue.turn(body.client, cancelled=gone.is_set):
+                reply = run()
+        state.served["search"] += 1
+        return reply
+
+    @app.post("/v1/ask")
+    def ask(body: AskRequest) -> LineStream:
         from codeasst.tasks.ask import ask as run_ask
 
-        state.lock.acquire()
-        started = False
-        try:
-            answer, stream = run_ask(services, body.question, None, system=body.system)
-            started = True
-            state.served["ask"] = state.served.get("ask", 0) + 1
-        finally:
-            if not started:  # the stream below releases it once the answer is written
-                state.lock.release()
+        def work(emit: Callable[[dict], None], gone: threading.Event) -> None:
+            asker = state.asker(body.model)
+            with state.queue.turn(body.client, cancelled=gone.is_set):
+                answer, stream = run_ask(asker, body.question, body.context, system=body.system,
+                                         history=[tuple(turn) for turn in body.history])
+                try:
+                    for note in answer.retrieval.notes:
+                        emit({"type": "note", "text": note})
+                    for piece in stream:
+                        emit({"type": "text", "text": piece})
+                finally:
+                    stream.close()  # the model stops where it is; the turn passes on
+            state.served["ask"] += 1
+            emit({"type": "answer", **answer.to_json()})
 
-        def lines() -> Iterator[bytes]:
-            try:
-                for piece in stream:
-                    yield (json.dumps({"type": "text", "text": piece}) + "\n").encode()
-                yield (json.dumps({"type": "answer", **answer.to_json()}) + "\n").encode()
-            finally:
-                state.lock.release()
+        return LineStream(work, max_bytes=cfg.stream_buffer_bytes, stopping=lambda: state.stopping,
+                          on_end=lambda why: state.streams.update([why]))
 
-        return StreamingResponse(lines(), media_type="application/x-ndjson")
+    @app.post("/v1/index")
+    def index(body: IndexRequest) -> LineStream:
+        """Bring the index up to date here, in the process that owns it; progress as it goes."""
 
-    @app.post("/v1/events", dependencies=[Depends(authorized)])
+        def work(emit: Callable[[dict], None], gone: threading.Event) -> None:
+            class Progress:
+                def start(self, files: int) -> None:
+                    emit_quietly({"type": "start", "files": files})
+
+                def advance(self, files: int = 0, chunks: int = 0) -> None:
+                    emit_quietly({"type": "advance", "files": files, "chunks": chunks})
+
+            def emit_quietly(item: dict) -> None:
+                # The run goes on if its client leaves: a finished index is worth having, and
+                # stopping half-way would only leave the next run more to do.
+                if not gone.is_set():
+                    emit(item)
+
+            deadline = time.monotonic() + cfg.queue_timeout_s
+            while True:
+                try:
+                    summary = services.indexer(Progress()).run(rebuild=body.rebuild, verify=True)
+                    break
+                except IndexLocked:  # a search here is updating it: wait for that, then do the rest
+                    if time.monotonic() > deadline or state.stopping:
+                        raise
+                    time.sleep(0.2)
+            state.served["index"] += 1
+            if not gone.is_set():
+                emit({"type": "summary", **summary.to_json()})
+
+        return LineStream(work, max_bytes=cfg.stream_buffer_bytes, stopping=lambda: state.stopping,
+                          on_end=lambda why: state.streams.update([why]))
+
+    @app.get("/v1/status")
+    async def status(request: Request) -> dict:
+        def run(_gone) -> dict:
+            data = services.indexer().status(check_store=True)
+            data.update(is_git=services.repo.is_git, embedder=services.embedder.name,
+                        store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}")
+            return data
+
+        return await _in_thread(request, run)
+
+    @app.post("/v1/events")
     def event(body: EventRequest) -> dict:
         variant = state.variant_of.get(body.id) or services.complete_llm.name  # the model that wrote it
         state.events.record(body.kind, body.id, variant, body.shown_length, body.accepted_length)
@@ -329,12 +410,21 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
     return app
 
 
-def _type_ahead(state: ServerState, client: str, rel: str, prefix: str, suffix: str) -> _Typed | None:
-    """The rest of the last suggestion, if the user has since typed its first characters."""
-    last = state.typed.get((client, rel))
-    if last is None or not prefix.startswith(last.prefix) or suffix != last.suffix:
+def _type_ahead(client: ClientState, rel: str, prefix: str, suffix: str) -> Typed | None:
+    """The rest of the client's last suggestion, if the user has since typed its first characters."""
+    last = client.typed
+    if last is None or last.rel != rel or not prefix.startswith(last.prefix) or suffix != last.suffix:
         return None
     typed = prefix[len(last.prefix):]
     if not typed or not last.text.startswith(typed) or len(typed) >= len(last.text):
         return None
-    return _Typed(prefix, suffix, last.text[len(typed):], last.id)
+    return Typed(rel, prefix, suffix, last.text[len(typed):], last.id)
+
+
+def _rss_mb() -> float:
+    """This process's resident memory, from /proc (Linux), else 0."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            return round(int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+    except (OSError, ValueError, IndexError):
+        return 0.0

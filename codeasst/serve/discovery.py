@@ -1,9 +1,9 @@
-"""How one-shot commands find a running `codeasst serve` for their repository, and talk to it.
+"""How one-shot commands and editor clients find a running `codeasst serve` for their repository.
 
-A server writes `<data dir>/servers/<hash of the repository root>.json` (mode 0600:
-it holds the token) when it starts listening and removes it when it stops. A
-command that finds the record, with its process alive, sends its request there;
-on any failure to connect it falls back to doing the work itself, silently.
+A server writes `<data dir>/servers/<hash of the repository root>.json` (mode 0600, in a
+0700 folder: it holds the token) when it starts listening and removes it when it stops. A
+command that finds the record, with its process alive, talks to the server (client.py);
+`codeasst serve --info --json` prints it for an editor client.
 """
 
 from __future__ import annotations
@@ -12,9 +12,6 @@ import contextlib
 import hashlib
 import json
 import os
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +32,7 @@ def record_path(root: Path) -> Path:
 
 def announce(root: Path, url: str, token: str | None) -> Path:
     path = record_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -55,44 +52,9 @@ def find(root: Path) -> Server | None:
     try:
         data = json.loads(record_path(root).read_text(encoding="utf-8"))
         pid = int(data["pid"])
+        if Path(data["repo"]).resolve() != root.resolve():
+            return None
         os.kill(pid, 0)
         return Server(str(data["url"]), pid, data.get("token"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-def _request(server: Server, route: str, payload: dict) -> urllib.request.Request:
-    headers = {"Content-Type": "application/json"}
-    if server.token:
-        headers["Authorization"] = f"Bearer {server.token}"
-    return urllib.request.Request(server.url + route, json.dumps(payload).encode(), headers)
-
-
-def post(server: Server, route: str, payload: dict, timeout: float = 120.0) -> tuple[int, dict] | None:
-    """(status, JSON body) from the server; None when it cannot be reached (fall back)."""
-    try:
-        with urllib.request.urlopen(_request(server, route, payload), timeout=timeout) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            return exc.code, json.loads(exc.read())
-        except (ValueError, OSError):
-            return exc.code, {"detail": exc.reason}
-    except (OSError, ValueError):
-        return None
-
-
-def stream(server: Server, route: str, payload: dict, timeout: float = 600.0) -> Iterator[dict] | None:
-    """The server's NDJSON lines, or None when it cannot be reached."""
-    try:
-        response = urllib.request.urlopen(_request(server, route, payload), timeout=timeout)
-    except (OSError, ValueError):
-        return None
-
-    def lines() -> Iterator[dict]:
-        with response:
-            for line in response:
-                if line.strip():
-                    yield json.loads(line)
-
-    return lines()

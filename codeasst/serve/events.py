@@ -125,6 +125,10 @@ class EventStore:
                                 hint="move it aside or delete it to start afresh") from None
         self._lock = threading.Lock()
 
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
     @classmethod
     def open_default(cls) -> EventStore:
         return cls(paths.data_dir() / "completion-events.sqlite")

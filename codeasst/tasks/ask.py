@@ -70,6 +70,7 @@ class Answer:
             "excerpts": [{"number": e.number, "path": e.path, "start_line": e.start_line, "end_line": e.end_line,
                           "symbol": e.name} for e in self.excerpts],
             "prompt_tokens": self.prompt_tokens,
+            "generated_tokens": self.generated_tokens,
             "timings": self.timings,
         }
 

@@ -18,7 +18,7 @@ from codeasst.complete.gate import reason_not_to_ask
 from codeasst.config import IndexSettings
 from codeasst.errors import UsageError
 from codeasst.index.chunker import grammar_for
-from codeasst.index.files import IgnoreRules
+from codeasst.index.files import IgnoreRules, excluded
 from codeasst.services import Services
 
 
@@ -54,13 +54,8 @@ def ignored_reason(services: Services, path: Path) -> str:
         rel = Path(os.path.abspath(path)).relative_to(root).as_posix()
     except ValueError:
         return ""  # outside the repository: its rules do not speak for it
-    rules = IgnoreRules(root)
-    parts = rel.split("/")
-    for depth in range(1, len(parts) + 1):
-        verdict = rules.verdict("/".join(parts[:depth]), is_dir=depth < len(parts))
-        if verdict.excluded:
-            return f"{rel} is ignored ({verdict.describe()})"
-    return ""
+    why = excluded(IgnoreRules(root), rel)
+    return f"{rel} is ignored ({why})" if why else ""
 
 
 def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, prefix: str | None = None,

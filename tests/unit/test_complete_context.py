@@ -88,7 +88,7 @@ def test_the_prompt_starts_with_the_stubs_and_the_warm_up_builds_the_same_prompt
     warmed = []
     monkeypatch.setattr(llm, "warm", lambda text: warmed.append(text) or 0)
     (root / "pkg/use.py").write_text(USE)
-    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")))
+    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")), base_url="http://127.0.0.1")
     assert client.post("/v1/open", json={"path": "pkg/use.py", "line": line, "col": col}).status_code == 200
     assert prompt.startswith(warmed[0]) and len(warmed[0]) > len(prompt) - 40, "all but the marker is warm"
 
@@ -188,7 +188,7 @@ def test_the_server_keeps_a_clients_context_while_it_types_in_one_file(make_repo
     services = build_services(root, embedder=HashingEmbedder(), llm=llm)
     warmed = []
     monkeypatch.setattr(llm, "warm", lambda text: warmed.append(text) or 0)
-    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")))
+    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")), base_url="http://127.0.0.1")
     line = BILLING.count("\n")  # the last line, indented by 4
     assert client.post("/v1/open", json={"path": "shop/prices.py", "line": 7, "col": 5, "client": "me"}).status_code == 200
     assert client.post("/v1/open", json={"path": "shop/billing.py", "line": line, "col": 5,

@@ -36,7 +36,7 @@ def ab_server(make_repo, tmp_path, monkeypatch):
     services = build_services(root, {"complete.variants": ["bundled", "alt"]}, embedder=HashingEmbedder(), llm=default)
     monkeypatch.setattr(type(services), "model_spec", models.ModelSpec("bundled", "gguf", "test"))
     events = EventStore(tmp_path / "events.sqlite")
-    return TestClient(create_app(services, events=events)), events, built
+    return TestClient(create_app(services, events=events), base_url="http://127.0.0.1"), events, built
 
 
 def test_requests_alternate_between_the_variants_and_events_follow_the_writer(ab_server):
@@ -95,7 +95,7 @@ def test_a_separate_completion_model_completes_and_warms_while_the_other_answers
     answering.name, completing.name = "bundled", "bundled-1.5b"
     services = build_services(root, embedder=HashingEmbedder(), llm=answering)
     services.__dict__["complete_llm"] = completing  # what complete.model resolved to, built
-    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")))
+    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")), base_url="http://127.0.0.1")
     assert client.post("/v1/open", json={"path": "mod.py", "line": 2, "col": 5}).status_code == 200
     reply = client.post("/v1/complete", json={"path": "mod.py", "line": 2, "col": 5}).json()
     assert (reply["text"], reply["model"]) == ("return a + b", "bundled-1.5b")
