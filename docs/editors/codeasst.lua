@@ -1,16 +1,41 @@
 -- A thin Neovim client for `codeasst serve`: all logic stays in the server.
 -- Put this file on your runtimepath (e.g. ~/.config/nvim/lua/codeasst.lua) and call
---   require("codeasst").setup({ url = "http://127.0.0.1:8765", token = os.getenv("CODEASST_SERVE_TOKEN") })
--- In insert mode, <C-l> asks for a suggestion (shown as virtual text) and <Tab> accepts it.
-local M = { url = "http://127.0.0.1:8765", token = nil }
+--   require("codeasst").setup()
+-- It asks `codeasst serve --info --json` (in Neovim's working directory) for the running server's
+-- address and token, which the server keeps in a file only you can read; setup({ url = ..., token = ... })
+-- sets them by hand instead. In insert mode, <C-l> asks for a suggestion (virtual text), <Tab> accepts it.
+local M = { url = nil, token = nil, headers = nil }
 local ns = vim.api.nvim_create_namespace("codeasst")
 local shown = nil -- { id, text, row, col }
 
+-- The running server for the repository around Neovim's working directory, from its discovery record.
+local function discover()
+  local out = vim.system({ "codeasst", "serve", "--info", "--json" }, { text = true }):wait()
+  if out.code ~= 0 then return false end
+  local ok, info = pcall(vim.json.decode, out.stdout)
+  if not ok then return false end
+  M.url, M.token = info.url, info.token
+  return true
+end
+
+-- The token goes to curl in a file in Neovim's private temporary folder, not on its command line,
+-- where any user's `ps` would show it.
+local function headers()
+  if not M.headers then
+    M.headers = vim.fn.tempname()
+    vim.fn.writefile({ "Authorization: Bearer " .. (M.token or ""), "Content-Type: application/json" }, M.headers)
+    vim.fn.setfperm(M.headers, "rw-------")
+  end
+  return M.headers
+end
+
 local function post(route, body, on_reply)
-  local cmd = { "curl", "-s", "-X", "POST", M.url .. route, "-H", "Content-Type: application/json",
+  if not M.url and not discover() then return end
+  -- --noproxy: the code and the token go to the server, never to an http_proxy.
+  local cmd = { "curl", "-s", "--noproxy", "*", "-X", "POST", M.url .. route, "-H", "@" .. headers(),
                 "--data-binary", "@-" }
-  if M.token then vim.list_extend(cmd, { "-H", "Authorization: Bearer " .. M.token }) end
   vim.system(cmd, { stdin = vim.json.encode(body), text = true }, function(out)
+    if out.code == 7 then M.url, M.headers = nil, nil end -- the server restarted or stopped: ask again next time
     if out.code == 0 and on_reply then
       local ok, reply = pcall(vim.json.decode, out.stdout)
       if ok then vim.schedule(function() on_reply(reply) end) end
@@ -53,7 +78,7 @@ function M.accept()
 end
 
 function M.setup(opts)
-  M.url = (opts and opts.url) or M.url
+  M.url = opts and opts.url
   M.token = opts and opts.token
   vim.keymap.set("i", "<C-l>", M.suggest, { desc = "codeasst: suggest" })
   vim.keymap.set("i", "<Tab>", function()

@@ -28,6 +28,7 @@ SCHEMAS_OF = {
     "config": ["config"],
     "trust": ["trust", "trust-revoke", "trust-list"],
     "paths": ["paths"],
+    "serve": ["serve-info"],
     "eval retrieval": ["eval-retrieval"],
     "eval ask": ["eval-ask"],
     "eval fix": ["eval-fix"],
@@ -182,6 +183,13 @@ def _paths(w: World) -> list:
     return [w.invoke("paths", "--json").json()]
 
 
+def _serve_info(w: World) -> list:
+    from codeasst.serve import discovery
+
+    discovery.announce(w.repo.resolve(), "http://127.0.0.1:8765", "a-token")  # as if serve ran in this process
+    return [w.invoke("serve", "--info", "-C", w.repo, "--json").json()]
+
+
 def _eval_retrieval(w: World) -> list:
     questions = w.repo.parent / "questions.jsonl"
     rows = [{"repo": w.repo.name, "question": "invoice total", "expected": ["billing/invoice.py"], "lang": "en",
@@ -238,6 +246,7 @@ CASES: dict[str, Callable] = {
     "index": _index, "index-explain": _index_explain, "status": _status, "search": _search, "ask": _ask,
     "complete": _complete, "stats": _stats, "fix": _fix, "models": _models, "models-check": _models_check,
     "config": _config, "trust": _trust, "trust-revoke": _trust_revoke, "trust-list": _trust_list, "paths": _paths,
+    "serve-info": _serve_info,
     "eval-retrieval": _eval_retrieval, "eval-ask": _eval_ask, "eval-fix": _eval_fix, "eval-fim": _eval_fim,
     "eval-unittest": _eval_unittest, "eval-fix-modules": _eval_fix_modules,
 }

@@ -1,11 +1,14 @@
 """`codeasst serve` with the real model over real HTTP on 127.0.0.1: completion with the KV prefix
-kept between requests, the type-ahead cache, 4xx for every kind of malformed request, the bearer
-token, events and `codeasst stats`, and the one-shot CLI finding the server."""
+kept between requests, the type-ahead cache, 4xx for every kind of malformed request, the random
+bearer token in the 0600 discovery record, events and `codeasst stats`, and the one-shot CLI going
+through the server, which owns the index: `index` there, then `search` finding the change."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 import subprocess
 import time
 import urllib.error
@@ -17,10 +20,11 @@ from tests.e2e.conftest import CLI, free_port, run_cli, run_json, wait_for_port
 from tests.e2e.test_complete_e2e import BODY_LINE, MODULE
 
 pytestmark = pytest.mark.slow
-TOKEN = "test-token-123"
+TOKEN: str | None = None  # the server's own, read from its discovery record by the fixture
 
 
-def call(url: str, route: str, payload: dict | bytes | None = None, token: str | None = TOKEN) -> tuple[int, dict]:
+def call(url: str, route: str, payload: dict | bytes | None = None, token: str | None = "record") -> tuple[int, dict]:
+    token = TOKEN if token == "record" else token
     data = payload if isinstance(payload, bytes) or payload is None else json.dumps(payload).encode()
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
     request = urllib.request.Request(url + route, data, headers, method="POST" if data is not None else "GET")
@@ -36,10 +40,15 @@ def server(make_repo):
     root = make_repo({"mod.py": MODULE, "latin1.py": b"x = '\xe9'\n", ".gitignore": "secret.py\n",
                       "secret.py": "password = 'x'\n"})
     port = free_port()
-    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "--token", TOKEN, "-C", str(root)],
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "-C", str(root)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_port(port, 300)
+        info = run_json("serve", "--info", cwd=root)
+        assert info["url"] == f"http://127.0.0.1:{port}" and len(info["token"]) >= 32
+        assert stat.S_IMODE(os.stat(info["record"]).st_mode) == 0o600
+        global TOKEN
+        TOKEN = info["token"]
         yield root, f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
@@ -82,8 +91,10 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
         assert status == code and fragment in str(body["detail"]), (payload, status, body)
     assert call(url, "/v1/complete", b"\xff\xfe not json")[0] in (400, 422)
     # a body over the limit is refused from its declared length, before it is read
-    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=30) as sock:
-        sock.sendall(b"POST /v1/complete HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(f"POST /v1/complete HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
+                     + b"Content-Type: application/json\r\n"
                      b"Content-Length: 5242880\r\nAuthorization: Bearer " + TOKEN.encode() + b"\r\n\r\n")
         assert sock.recv(4096).startswith(b"HTTP/1.1 413 ")
 
@@ -104,11 +115,25 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
     # and so does `codeasst search`, with the same hits it finds alone
     hits = run_json("search", "is_even", "--no-llm", "-k", "3", cwd=root)
     assert hits[0]["path"] == "mod.py"
-    assert call(url, "/v1/health")[1]["served"] == {"search": 1}
+    assert call(url, "/v1/health")[1]["served"]["search"] == 1
 
     # and `codeasst ask`: the answer streams from the server, the footer is drawn here
     asked = run_cli("ask", "What does is_even return?", cwd=root)
     assert "Sources (* drawn on by the answer):" in asked.stdout and "mod.py:" in asked.stdout
     answer = run_json("ask", "What does is_even return?", cwd=root)
     assert answer["answer"].strip() and answer["system"] == "grounded"
-    assert call(url, "/v1/health")[1]["served"] == {"search": 1, "ask": 2}
+    served = call(url, "/v1/health")[1]["served"]
+    assert (served["search"], served["ask"]) == (1, 2)
+
+    # the server owns the index: `index` runs there, and the next search finds what changed
+    changed = MODULE + "\n\ndef zebra_quartz_checksum(data):\n    return sum(data) % 251\n"
+    (root / "mod.py").write_text(changed)
+    indexed = run_cli("index", "--json", cwd=root)
+    assert "indexing through codeasst serve" in indexed.stderr and json.loads(indexed.stdout)["changed"] == 1
+    hits = run_json("search", "zebra_quartz_checksum", "--no-llm", "-k", "3", cwd=root)
+    new_line = changed.split("\n").index("def zebra_quartz_checksum(data):") + 1
+    assert hits[0]["path"] == "mod.py" and hits[0]["start_line"] <= new_line <= hits[0]["end_line"], hits[0]
+    assert run_json("status", cwd=root)["store_problem"] is None
+    # an option the server cannot honour is refused, not run beside it on the same store
+    refused = run_cli("index", "--chunk-chars", "500", cwd=root, check_rc=75)
+    assert "owns this repository's index" in refused.stderr
