@@ -12,56 +12,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-import uvicorn
 
-from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
+from codeasst.backends.fake import ScriptedLLM
 from codeasst.serve import discovery
 from codeasst.serve.client import ServerClient
-from codeasst.serve.events import EventStore
-from codeasst.services import build_services
-from tests.unit.slow_serve import SlowLLM
+from tests.unit.serve_harness import TOKEN, SlowLLM, listening, request, services_for
 
-TOKEN = "guard-test-token"
 MODULE = "def add(a, b):\n    \n\n\ndef sub(a, b):\n    return a - b\n"
-
-
-@contextmanager
-def listening(services, token: str | None = TOKEN) -> Iterator[tuple[int, object]]:
-    """The app on a free 127.0.0.1 port, served by uvicorn in a thread; yields (port, its state)."""
-    from codeasst.serve.app import create_app
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = create_app(services, token, EventStore(services.repo.root.parent / "events.sqlite"), port=port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", timeout_graceful_shutdown=1))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.time() + 20
-    while not server.started and time.time() < deadline:
-        time.sleep(0.02)
-    try:
-        yield port, app.state.codeasst
-    finally:
-        app.state.codeasst.stop()
-        server.should_exit = True
-        thread.join(10)
-
-
-def request(port: int, method: str, route: str, payload: dict | None = None, *, token: str | None = TOKEN,
-            headers: dict | None = None, timeout: float = 30) -> tuple[int, dict]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    sent = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {}),
-            **(headers or {})}
-    connection.request(method, route, json.dumps(payload) if payload is not None else None, sent)
-    response = connection.getresponse()
-    body = response.read()
-    connection.close()
-    return response.status, json.loads(body) if body.startswith(b"{") else {"raw": body.decode()}
 
 
 @pytest.fixture
@@ -75,10 +34,6 @@ def repo(make_repo, tmp_path):
     (root / "link.py").symlink_to(outside / "credentials")
     (root / "inner").symlink_to(root / "private", target_is_directory=True)  # inside, but to an ignored folder
     return root
-
-
-def services_for(root, llm=None):
-    return build_services(root, embedder=HashingEmbedder(), llm=llm or ScriptedLLM(["return a + b"] * 20))
 
 
 def test_a_page_cannot_reach_the_server_by_rebinding_or_from_its_origin(repo):
@@ -181,7 +136,7 @@ def test_sigterm_stops_the_server_within_seconds_with_requests_waiting(make_repo
     """A real `codeasst serve` process (run_server) on a scripted model that takes a second a token:
     one client generates, five wait, and SIGTERM ends them all."""
     root = make_repo({"mod.py": MODULE})
-    proc = subprocess.Popen([sys.executable, "-m", "tests.unit.slow_serve", str(root)],
+    proc = subprocess.Popen([sys.executable, "-m", "tests.unit.serve_harness", str(root)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 60
