@@ -185,13 +185,15 @@ class Asked:
 class Client:
     def __init__(self, url: str, token: str) -> None:
         self.url, self.token = url, token
+        # No proxy: the buffers and the token go to the server, never to an http_proxy.
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def post(self, route: str, payload: dict) -> tuple[int, dict]:
         request = urllib.request.Request(self.url + route, json.dumps(payload).encode(),
                                          {"Content-Type": "application/json",
                                           "Authorization": f"Bearer {self.token}"})
         try:
-            with urllib.request.urlopen(request, timeout=300) as response:
+            with self.opener.open(request, timeout=300) as response:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"{}")

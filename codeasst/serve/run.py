@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from codeasst.errors import UsageError
+from codeasst.errors import IndexLocked, UsageError
 from codeasst.index import owner
 from codeasst.serve import discovery
 from codeasst.serve.guard import is_loopback
@@ -51,6 +51,10 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
     from codeasst.serve.app import create_app
 
     token = choose_token(host, token, no_token)
+    running = discovery.find(services.repo.root)
+    if running is not None:
+        raise IndexLocked(f"codeasst serve is already running for {services.repo.root} at {running.url} "
+                          f"(pid {running.pid})", hint="stop it first, or use it")
     index_dir = services.repo.index_dir
     if not services.settings.store.chroma_url:
         owner.own(index_dir, on_wait=lambda: note("another codeasst process (index, search, ask or chat) has this "

@@ -228,3 +228,15 @@ def test_a_full_queue_answers_429_at_once(repo, monkeypatch):
         for thread in threads:
             thread.join(30)
         assert sorted(statuses) == [200, 200, 429], statuses
+
+
+def test_no_token_is_for_loopback_only(make_repo):
+    from typer.testing import CliRunner
+
+    from codeasst import cli
+
+    root = make_repo({"mod.py": MODULE})
+    refused = CliRunner().invoke(cli.app, ["serve", "--host", "0.0.0.0", "--no-token", "-C", str(root)])
+    assert refused.exit_code == 2 and "needs a token" in refused.output
+    both = CliRunner().invoke(cli.app, ["serve", "--no-token", "--token", "x" * 20, "-C", str(root)])
+    assert both.exit_code == 2 and "contradict" in both.output
