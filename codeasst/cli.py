@@ -140,9 +140,8 @@ def index(
     served = _server(services, unless="--embedder" if embedder else "--chunk-chars" if chunk_chars else None)
     try:
         with progress or nullcontext():
-            if served is not None:
-                summary_json = _index_via_server(served, rebuild, progress)
-            else:
+            summary_json = _through(served, lambda s: _index_via_server(s, rebuild, progress))
+            if summary_json is None:
                 summary_json = services.indexer(progress).run(rebuild=rebuild, verify=True).to_json()
     except KeyboardInterrupt:
         _note("interrupted; the index is consistent and the next run resumes where this one stopped")
@@ -170,6 +169,20 @@ def _server(services, *, unless: str | None = None):
     return served
 
 
+def _through(served, work):
+    """`work(served)`, or None when there is no server or it does not answer: this process then works
+    alone (and says so if the server, though silent, still holds the index)."""
+    from codeasst.serve.client import Unreachable
+
+    if served is None:
+        return None
+    try:
+        return work(served)
+    except Unreachable as exc:
+        _note(f"{exc}; working without it")
+        return None
+
+
 def _index_via_server(served, rebuild: bool, progress) -> dict:
     """The server updates the index it owns; its progress is drawn here."""
     _note(f"indexing through codeasst serve at {served.url}")
@@ -190,10 +203,8 @@ def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
     from codeasst.console import status_lines
 
     services = _services(repo)
-    served = _server(services)
-    if served is not None:
-        data = served.status()
-    else:
+    data = _through(_server(services), lambda s: s.status())
+    if data is None:
         data = services.indexer().status(check_store=True)
         data.update(
             is_git=services.repo.is_git,
@@ -223,9 +234,9 @@ def search(
 
     query, piped = _text_and_stdin(query, "QUERY", "search")
     services = _services(repo, {"embedder.model": embedder}, model=model)
-    served = _server(services, unless="--embedder" if embedder else None)
-    if served is not None:
-        reply = served.search(query, k, no_llm, piped or None, model)
+    reply = _through(_server(services, unless="--embedder" if embedder else None),
+                     lambda s: s.search(query, k, no_llm, piped or None, model))
+    if reply is not None:
         hits, notes = reply["hits"], reply["notes"]
     else:
         progress = _index_progress(as_json)
@@ -259,9 +270,8 @@ def ask(
 
     question, piped = _text_and_stdin(question, "QUESTION", "ask")
     services = _services(repo, model=model)
-    served = _server(services)
-    if served is not None and question.strip():
-        _ask_via_server(served, question, piped or None, system, model, as_json)
+    if question.strip() and _through(_server(services),
+                                     lambda s: _ask_via_server(s, question, piped or None, system, model, as_json)):
         return
     progress = _index_progress(as_json)
     with progress or nullcontext():
@@ -283,19 +293,24 @@ def ask(
     sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
 
 
-def _ask_via_server(served, question: str, piped: str | None, system: str, model: str | None, as_json: bool) -> None:
+def _ask_via_server(served, question: str, piped: str | None, system: str, model: str | None, as_json: bool) -> bool:
     """Stream the answer from the running `codeasst serve`, its model warm; the footer is drawn here."""
+    from codeasst.serve.client import Unreachable
     from codeasst.tasks.ask import footer_lines
 
     answer = None
-    for line in served.ask(question, system=system, context=piped, model=model):
-        if line["type"] == "note":
-            _note(line["text"])
-        elif line["type"] == "text" and not as_json:
-            sys.stdout.write(line["text"])
-            sys.stdout.flush()
-        elif line["type"] == "answer":
-            answer = {k: v for k, v in line.items() if k != "type"}
+    lines = served.ask(question, system=system, context=piped, model=model)  # Unreachable here: none came
+    try:
+        for line in lines:
+            if line["type"] == "note":
+                _note(line["text"])
+            elif line["type"] == "text" and not as_json:
+                sys.stdout.write(line["text"])
+                sys.stdout.flush()
+            elif line["type"] == "answer":
+                answer = {k: v for k, v in line.items() if k != "type"}
+    except Unreachable as exc:  # part of the answer is out: working alone would write it twice
+        raise CodeasstError(str(exc), hint="run the question again") from None
     if answer is None:
         raise CodeasstError("the running `codeasst serve` stopped before the answer ended",
                             hint="run the question again")
@@ -303,6 +318,7 @@ def _ask_via_server(served, question: str, piped: str | None, system: str, model
         _emit_json(answer)
     else:
         sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
+    return True
 
 
 @app.command()
@@ -369,11 +385,11 @@ def complete(
     except UnicodeDecodeError as exc:
         raise UsageError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     services = _services(repo, model=model, about_repo=False)
-    served = _server(services) if model is None else None
     where = target.resolve() if target is not None else services.repo.root / name
-    if served is not None and where.is_relative_to(services.repo.root):  # it answers for its own files only
-        data_json = {**served.complete(str(where), line, col, text), "server": served.url}
-    else:
+    served = _server(services) if model is None and where.is_relative_to(services.repo.root) else None
+    # The server answers for its own repository's files only.
+    data_json = _through(served, lambda s: {**s.complete(str(where), line, col, text), "server": s.url})
+    if data_json is None:
         data_json = complete_at(services, text, line, col, name, check_ignored=target).to_json()
     if as_json:
         _emit_json(data_json)
