@@ -210,7 +210,8 @@ async def _in_thread(request: Request, work: Callable[[threading.Event], object]
 def create_app(services: Services, token: str | None = None, events: EventStore | None = None, *,
                port: int | None = None, bound: str = "127.0.0.1") -> FastAPI:
     """The app, guarded (guard.py) for a server listening on `bound`:`port` (any port when None)."""
-    from codeasst.tasks.complete import complete_at, options_from, split_at
+    from codeasst.complete.fim import Suggestion
+    from codeasst.tasks.complete import complete_at, options_from, silence_reason, split_at
 
     cfg = services.settings.serve
     state = ServerState(services, events or EventStore.open_default(),
@@ -260,6 +261,9 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         if (ahead := _type_ahead(client, rel, at.prefix, at.suffix)) is not None:
             return {"text": ahead.text, "reason": "", "id": ahead.id, "cached": "type-ahead",
                     "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
+        if why := silence_reason(at, rel, options_from(services)):  # no need to wait for the model's turn
+            state.served["complete"] += 1
+            return {**Suggestion("", reason=why).to_json(), "id": ""}
 
         def superseded() -> bool:
             return client.latest != number or gone.is_set() or state.stopping

@@ -79,6 +79,12 @@ def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, p
     return {"context": found, "repo": root.name} if found else {}
 
 
+def silence_reason(at: Position, path: str, options: CompleteOptions) -> str:
+    """Why no suggestion is asked of the model at `at` in the file `path` ("" to ask): decided from
+    the text alone, so the server answers it without waiting for the model's turn."""
+    return reason_not_to_ask(grammar_for(path), at.prefix, at.suffix, in_comments=options.in_comments)
+
+
 def complete_at(services: Services, text: str, line: int, col: int, path: str,
                 options: CompleteOptions | None = None, *, check_ignored: Path | None = None,
                 cancelled: Callable[[], bool] | None = None, llm: LLM | None = None,
@@ -91,9 +97,9 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
     at = split_at(text.replace("\r\n", "\n"), line, col)
     if check_ignored is not None and (why := ignored_reason(services, check_ignored)):
         return Suggestion("", reason=why)
-    grammar = grammar_for(path)
-    if why := reason_not_to_ask(grammar, at.prefix, at.suffix, in_comments=options.in_comments):
+    if why := silence_reason(at, path, options):
         return Suggestion("", reason=why)
+    grammar = grammar_for(path)
     llm = llm or services.complete_llm
     llm.load()  # once per process; the latency reported is the suggestion's own
     if context is None:

@@ -240,3 +240,19 @@ def test_no_token_is_for_loopback_only(make_repo):
     assert refused.exit_code == 2 and "needs a token" in refused.output
     both = CliRunner().invoke(cli.app, ["serve", "--no-token", "--token", "x" * 20, "-C", str(root)])
     assert both.exit_code == 2 and "contradict" in both.output
+
+
+def test_what_the_gate_silences_does_not_wait_for_the_model(repo):
+    llm = SlowLLM(["The function add returns the sum of its two arguments [1]. " * 40], delay=0.1)
+    with listening(services_for(repo, llm)) as (port, state):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+        connection.request("POST", "/v1/ask", json.dumps({"question": "what does add return?"}),
+                           {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+        response = connection.getresponse()
+        response.readline()
+        assert state.queue.depth()["running"], "the answer holds the model"
+        started = time.perf_counter()
+        status, reply = request(port, "POST", "/v1/complete", {"path": "mod.py", "line": 1, "col": 6})
+        assert status == 200 and reply["text"] == "" and "inside an identifier" in reply["reason"], reply
+        assert time.perf_counter() - started < 1.5
+        connection.close()
