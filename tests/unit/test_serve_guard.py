@@ -256,3 +256,54 @@ def test_what_the_gate_silences_does_not_wait_for_the_model(repo):
         assert status == 200 and reply["text"] == "" and "inside an identifier" in reply["reason"], reply
         assert time.perf_counter() - started < 1.5
         connection.close()
+
+
+def test_a_reader_slower_than_the_model_is_cut_off_and_the_work_stops():
+    """LineStream on a real listener: the work writes 64 KB lines as fast as it can to a client that
+    never reads; once the kernel's buffers and the stream's own (64 KB here) are full, the client is
+    cut off and the work told to stop, instead of waiting on the client."""
+    from fastapi import FastAPI
+
+    from codeasst.serve.streams import Gone, LineStream
+
+    outcome: dict = {}
+    app = FastAPI()
+
+    @app.post("/lines")
+    def lines() -> LineStream:
+        def work(emit, gone) -> None:
+            written = 0
+            try:
+                while written < 300_000_000:  # far more than any buffer: only being cut off ends it early
+                    emit({"type": "text", "text": "x" * 65_536})
+                    written += 65_536
+            except Gone:
+                outcome["written"] = written
+                raise
+
+        return LineStream(work, max_bytes=65_536, on_end=lambda why: outcome.setdefault("ended", why))
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, log_level="critical"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    try:
+        reader = socket.socket()
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        reader.connect(("127.0.0.1", port))
+        reader.sendall(f"POST /lines HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\r\n".encode())
+        deadline = time.time() + 30
+        while "ended" not in outcome and time.time() < deadline:
+            time.sleep(0.05)
+        assert outcome.get("ended") == "slow reader", outcome
+        assert outcome["written"] < 200_000_000
+        reader.close()
+    finally:
+        server.should_exit = True
+        thread.join(10)
