@@ -148,7 +148,8 @@ def auto_choice() -> str:
 
 
 def build_llm(spec: ModelSpec, settings: Settings,
-              progress: Callable[[int, int], None] | None = None) -> LLM:
+              progress: Callable[[int, int], None] | None = None, slot: str = "") -> LLM:
+    """The model `spec` names; a local one in the llama.cpp context `slot` (one per distinct slot)."""
     cfg = settings.llm
     context = spec.context_length if spec.kind == "server" and spec.context_length else cfg.context_length
     if spec.kind == "server":
@@ -165,4 +166,4 @@ def build_llm(spec: ModelSpec, settings: Settings,
         path = Path(spec.path)
     context = min(context, spec.context_length or context)
     return LlamaCppLLM(path, name=spec.name, context_length=context, gpu_layers=cfg.gpu_layers,
-                       threads=cfg.threads, state_cache=paths.cache_dir() / "kv-states")
+                       threads=cfg.threads, state_cache=paths.cache_dir() / "kv-states", slot=slot)

@@ -113,10 +113,13 @@ class Services:
 
     @cached_property
     def complete_llm(self) -> LLM:
-        """The model that completes (complete.model); the same object as `llm` when both name one model."""
-        if self._llm is not None or self.complete_spec == self.model_spec:
+        """The model that completes (complete.model); the same object as `llm` when both name one model,
+        but in the server, where completions get a llama.cpp context of their own: an editor's request
+        never waits behind an answer being written."""
+        if self._llm is not None or (self.complete_spec == self.model_spec and not self.serving):
             return self.llm
-        return build_llm(self.complete_spec, self.settings, self.on_model_progress)
+        return build_llm(self.complete_spec, self.settings, self.on_model_progress,
+                         slot="complete" if self.serving else "")
 
     def claim_index(self) -> None:
         """Hold the embedded store for this process, or fail (exit 75) while a server owns it.

@@ -100,9 +100,10 @@ class LLM(ABC):
         """How many of the prompt's tokens the backend already holds in its KV cache (0: unknown)."""
         return 0
 
-    def warm(self, text: str) -> int:
+    def warm(self, text: str, cancelled: Callable[[], bool] | None = None) -> int:
         """Evaluate `text` into the KV cache now, for a prompt that will start with it; the tokens
-        evaluated (0 where the backend keeps no cache)."""
+        evaluated (0 where the backend keeps no cache). `cancelled` is asked between batches: what is
+        evaluated by then stays cached."""
         return 0
 
     def reuse_prefix(self, text: str) -> None:

@@ -11,7 +11,7 @@ import codecs
 import hashlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -31,8 +31,13 @@ def gpu_offload_supported() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
-@lru_cache(maxsize=2)
-def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int):
+WARM_BATCH = 256  # tokens evaluated between two looks at `cancelled` (about 1.5 s on 2 CPU cores)
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int, slot: str = ""):
+    # `slot` names a context of its own on the same weights (the server's completions: they never wait
+    # behind an answer being written in the other); the file's pages are shared through the OS cache.
     # Deferred: llama_cpp loads a large shared library.
     import llama_cpp
 
@@ -50,8 +55,9 @@ def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int):
 class LlamaCppLLM(LLM):
     def __init__(self, path: Path, *, name: str | None = None, context_length: int = 4096,
                  gpu_layers: int | None = None, threads: int | None = None,
-                 state_cache: Path | None = None) -> None:
+                 state_cache: Path | None = None, slot: str = "") -> None:
         self.path = path
+        self.slot = slot
         self.name = name or path.stem
         self.context_length = context_length
         # -1 offloads every layer; llama.cpp built without CUDA/Metal ignores it, so say 0 there.
@@ -62,7 +68,7 @@ class LlamaCppLLM(LLM):
 
     @property
     def llama(self):
-        return _load(str(self.path), self.context_length, self.gpu_layers, self.threads)
+        return _load(str(self.path), self.context_length, self.gpu_layers, self.threads, self.slot)
 
     def load(self) -> None:
         _ = self.llama
@@ -100,7 +106,7 @@ class LlamaCppLLM(LLM):
             same += 1
         return same
 
-    def warm(self, text: str) -> int:
+    def warm(self, text: str, cancelled: Callable[[], bool] | None = None) -> int:
         tokens = self.tokenize(text)[: self.context_length - 256]
         with self._lock:
             llama = self.llama
@@ -110,8 +116,10 @@ class LlamaCppLLM(LLM):
                     break
                 same += 1
             llama.n_tokens = same  # eval() drops the cache past here and appends the rest
-            if tokens[same:]:
-                llama.eval(tokens[same:])
+            for start in range(same, len(tokens), WARM_BATCH):
+                if cancelled is not None and cancelled():
+                    return start - same
+                llama.eval(tokens[start:start + WARM_BATCH])
         return len(tokens) - same
 
     def reuse_prefix(self, text: str) -> None:

@@ -104,8 +104,10 @@ class EventRequest(BaseModel):
 class ServerState:
     services: Services
     events: EventStore
-    queue: ModelQueue
     clients: ClientTable
+    queue_size: tuple[int, float] = (32, 60.0)  # serve.max_queue, serve.queue_timeout_s
+    queues: dict[int, tuple[str, ModelQueue]] = field(default_factory=dict)  # id of a model -> its queue
+    stopping: bool = False
     numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
     served: Counter = field(default_factory=Counter)  # route -> requests answered, for /v1/health
     streams: Counter = field(default_factory=Counter)  # how streams ended: done, client gone, slow reader...
@@ -114,13 +116,25 @@ class ServerState:
     variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
     started: float = field(default_factory=time.time)
 
-    @property
-    def stopping(self) -> bool:
-        return self.queue.stopping
+    def queue_for(self, llm: LLM) -> ModelQueue:
+        """The queue of one model context: one request at a time in each (the server's completions
+        have a context of their own, so they never wait behind an answer being written)."""
+        if id(llm) not in self.queues:
+            queue = ModelQueue(*self.queue_size)
+            if self.stopping:
+                queue.stop()
+            role = "complete" if llm is self.services.complete_llm and llm is not self.services.llm else "ask"
+            self.queues[id(llm)] = (f"{llm.name} ({role})", queue)
+        return self.queues[id(llm)][1]
+
+    def depth(self) -> list[dict]:
+        return [{"model": name, **queue.depth()} for name, queue in self.queues.values()]
 
     def stop(self) -> None:
         """Wake every waiter and end every generation at its next token (SIGTERM, SIGINT)."""
-        self.queue.stop()
+        self.stopping = True
+        for _, queue in list(self.queues.values()):
+            queue.stop()
 
     def context(self, client: ClientState, rel: str, text: str, prefix: str, renew: bool) -> dict:
         """Other files' context for `client`'s prompt in `rel`, its cursor after `prefix` ("" when not
@@ -214,8 +228,10 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
     from codeasst.tasks.complete import complete_at, options_from, silence_reason, split_at
 
     cfg = services.settings.serve
-    state = ServerState(services, events or EventStore.open_default(),
-                        ModelQueue(cfg.max_queue, cfg.queue_timeout_s), ClientTable(cfg.max_clients, cfg.max_client_chars))
+    state = ServerState(services, events or EventStore.open_default(), ClientTable(cfg.max_clients, cfg.max_client_chars),
+                        (cfg.max_queue, cfg.queue_timeout_s))
+    for llm in (services.complete_llm, services.llm):  # known from the start, for /v1/health
+        state.queue_for(llm)
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
     app.state.codeasst = state
     if cfg.allowed_origins:
@@ -239,7 +255,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
     def health() -> dict:
         return {"repo": str(services.repo.root), "model": services.llm.name,
                 "complete_model": services.complete_llm.name, "pid": os.getpid(),
-                "served": dict(state.served), "queue": state.queue.depth(), "streams": dict(state.streams),
+                "served": dict(state.served), "queues": state.depth(), "streams": dict(state.streams),
                 "clients": {"kept": len(state.clients), "forgotten": state.clients.forgotten,
                             "chars": state.clients.held_chars(), "max": cfg.max_clients},
                 "uptime_s": round(time.time() - state.started, 1), "rss_mb": _rss_mb()}
@@ -251,36 +267,41 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
     def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
         target, rel = _guard(state, body.path)
         text = (body.text if body.text is not None else _read(target, rel)).replace("\r\n", "\n")
-        client = state.clients.get(body.client)
-        number = client.latest = next(state.numbers)
+        number = next(state.numbers)
         started = time.perf_counter()
         try:
             at = split_at(text, body.line, body.col)
         except UsageError as exc:
             raise Failed(422, str(exc)) from None
-        if (ahead := _type_ahead(client, rel, at.prefix, at.suffix)) is not None:
+        known = state.clients.peek(body.client)
+        if known is not None and (ahead := _type_ahead(known, rel, at.prefix, at.suffix)) is not None:
+            known.latest = number  # what it still waits for is stale now
             return {"text": ahead.text, "reason": "", "id": ahead.id, "cached": "type-ahead",
                     "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
         if why := silence_reason(at, rel, options_from(services)):  # no need to wait for the model's turn
+            if known is not None:
+                known.latest = number
             state.served["complete"] += 1
             return {**Suggestion("", reason=why).to_json(), "id": ""}
+        with state.clients.hold(body.client) as client:
+            client.latest = number
 
-        def superseded() -> bool:
-            return client.latest != number or gone.is_set() or state.stopping
+            def superseded() -> bool:
+                return client.latest != number or gone.is_set() or state.stopping
 
-        try:
-            with state.queue.turn(body.client, cancelled=superseded):
-                variant, llm = state.variant(number)
-                context = state.context(client, rel, text, at.prefix, renew=False)
-                result = complete_at(services, text, body.line, body.col, rel, options_from(services),
-                                     cancelled=superseded, llm=llm, context=context)
-        except Left:
-            return {"text": "", "reason": "cancelled by a newer request", "id": ""}
-        suggestion_id = f"{os.getpid()}-{number}"
-        state.remember_variant(suggestion_id, variant)
-        if result.text:
-            client.typed = Typed(rel, at.prefix, at.suffix, result.text, suggestion_id)
-        client.trim(cfg.max_client_chars)
+            variant, llm = state.variant(number)
+            try:
+                with state.queue_for(llm).turn(body.client, cancelled=superseded):
+                    context = state.context(client, rel, text, at.prefix, renew=False)
+                    result = complete_at(services, text, body.line, body.col, rel, options_from(services),
+                                         cancelled=superseded, llm=llm, context=context)
+            except Left:
+                return {"text": "", "reason": "cancelled by a newer request", "id": ""}
+            suggestion_id = f"{os.getpid()}-{number}"
+            state.remember_variant(suggestion_id, variant)
+            if result.text:
+                client.typed = Typed(rel, at.prefix, at.suffix, result.text, suggestion_id)
+            client.trim(cfg.max_client_chars)
         state.served["complete"] += 1
         return {**result.to_json(), "id": suggestion_id, "model": variant}
 
@@ -298,24 +319,30 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
             at = split_at(text, body.line, body.col or 1) if body.line is not None else None
         except UsageError as exc:
             raise Failed(422, str(exc)) from None
-        client = state.clients.get(body.client)
-        number = client.latest = next(state.numbers)
+        number = next(state.numbers)
         started = time.perf_counter()
-        try:
-            with state.queue.turn(body.client, cancelled=lambda: client.latest != number or gone.is_set()):
-                context = state.context(client, rel, text, at.prefix if at else "", renew=True)
-                if at is not None:
-                    # The prompt at the cursor, all but the marker after which the model writes.
-                    prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
-                else:
-                    # The file's beginning as a prompt prefix: the first request in it finds it cached
-                    # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
-                    prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
-                services.complete_llm.load()
-                warmed = services.complete_llm.warm(prompt)
-        except Left:
-            return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}
-        client.trim(cfg.max_client_chars)
+        llm = services.complete_llm
+        with state.clients.hold(body.client) as client:
+            client.latest = number
+
+            def superseded() -> bool:
+                return client.latest != number or gone.is_set() or state.stopping
+
+            try:
+                with state.queue_for(llm).turn(body.client, cancelled=superseded):
+                    context = state.context(client, rel, text, at.prefix if at else "", renew=True)
+                    if at is not None:
+                        # The prompt at the cursor, all but the marker after which the model writes.
+                        prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
+                    else:
+                        # The file's beginning as a prompt prefix: the first request in it finds it cached
+                        # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
+                        prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
+                    llm.load()
+                    warmed = llm.warm(prompt, cancelled=superseded)  # a newer request stops it between batches
+            except Left:
+                return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}
+            client.trim(cfg.max_client_chars)
         state.served["open"] += 1
         return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
 
@@ -334,7 +361,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         if body.no_llm:  # retrieval alone needs no turn of the model
             reply = run()
         else:
-            with state.queue.turn(body.client, cancelled=gone.is_set):
+            with state.queue_for(state.asker(body.model).llm).turn(body.client, cancelled=gone.is_set):
                 reply = run()
         state.served["search"] += 1
         return reply
@@ -345,7 +372,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
         def work(emit: Callable[[dict], None], gone: threading.Event) -> None:
             asker = state.asker(body.model)
-            with state.queue.turn(body.client, cancelled=gone.is_set):
+            with state.queue_for(asker.llm).turn(body.client, cancelled=gone.is_set):
                 answer, stream = run_ask(asker, body.question, body.context, system=body.system,
                                          history=[tuple(turn) for turn in body.history])
                 try:

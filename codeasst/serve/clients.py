@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from codeasst.complete.context import RecentFiles
@@ -38,6 +40,7 @@ class ClientState:
     typed: Typed | None = None
     recent: RecentFiles = field(default_factory=RecentFiles)
     pinned: tuple[str, dict] | None = None  # (file, other files' context for it)
+    busy: int = 0  # its requests in flight: a client is never forgotten while it has one
 
     def chars(self) -> int:
         pinned = sum(len(text) for _, text in (self.pinned[1].get("context", ()) if self.pinned else ()))
@@ -61,18 +64,32 @@ class ClientTable:
         self._lock = threading.Lock()
         self.forgotten = 0
 
-    def get(self, name: str) -> ClientState:
-        """The client's state (new if unknown or forgotten), marked as the most recently seen."""
+    def peek(self, name: str) -> ClientState | None:
+        """The client's state if it is kept, without making one or marking it seen."""
+        with self._lock:
+            return self._clients.get(name)
+
+    @contextmanager
+    def hold(self, name: str) -> Iterator[ClientState]:
+        """The client's state (new if unknown or forgotten), marked as the most recently seen and kept
+        while the block runs: a newer request of the client must find the same state to end this one,
+        however many other clients come meanwhile."""
         with self._lock:
             state = self._clients.get(name)
             if state is None:
                 state = self._clients[name] = ClientState(name)
-                while len(self._clients) > self.max_clients:
-                    self._clients.popitem(last=False)
+                idle = [key for key, other in self._clients.items() if not other.busy and other is not state]
+                for key in idle[:max(0, len(self._clients) - self.max_clients)]:
+                    del self._clients[key]  # the least recently seen first, as the dict keeps them
                     self.forgotten += 1
             else:
                 self._clients.move_to_end(name)
-            return state
+            state.busy += 1
+        try:
+            yield state
+        finally:
+            with self._lock:
+                state.busy -= 1
 
     def __len__(self) -> int:
         return len(self._clients)

@@ -106,6 +106,8 @@ class LineStream(Response):
             except Gone:
                 # Stopping, the client is told so (if it is still there); gone, nobody is listening.
                 loop.call_soon_threadsafe(lines.put_nowait, failure(Stopping()) if self.stopping() else None)
+            except Left:  # it left the queue because its client is gone: nobody to tell
+                loop.call_soon_threadsafe(lines.put_nowait, None)
             except BaseException as exc:  # noqa: BLE001 - every failure becomes the client's answer
                 loop.call_soon_threadsafe(lines.put_nowait, failure(exc))
 

@@ -86,7 +86,7 @@ def test_the_prompt_starts_with_the_stubs_and_the_warm_up_builds_the_same_prompt
     assert "<|file_sep|>pkg/use.py\n<|fim_prefix|>from os import path" in prompt
 
     warmed = []
-    monkeypatch.setattr(llm, "warm", lambda text: warmed.append(text) or 0)
+    monkeypatch.setattr(llm, "warm", lambda text, **_: warmed.append(text) or 0)
     (root / "pkg/use.py").write_text(USE)
     client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")), base_url="http://127.0.0.1")
     assert client.post("/v1/open", json={"path": "pkg/use.py", "line": line, "col": col}).status_code == 200
@@ -187,7 +187,7 @@ def test_the_server_keeps_a_clients_context_while_it_types_in_one_file(make_repo
     llm = ScriptedLLM(["x = 1"] * 4)
     services = build_services(root, embedder=HashingEmbedder(), llm=llm)
     warmed = []
-    monkeypatch.setattr(llm, "warm", lambda text: warmed.append(text) or 0)
+    monkeypatch.setattr(llm, "warm", lambda text, **_: warmed.append(text) or 0)
     client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")), base_url="http://127.0.0.1")
     line = BILLING.count("\n")  # the last line, indented by 4
     assert client.post("/v1/open", json={"path": "shop/prices.py", "line": 7, "col": 5, "client": "me"}).status_code == 200

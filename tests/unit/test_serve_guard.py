@@ -97,7 +97,7 @@ def test_paths_are_resolved_contained_and_checked_against_the_ignore_rules_at_ev
                                                              "client": "c"})
                 assert status == 403 and fragment in body["detail"], (path, text, status, body)
         assert request(port, "POST", route, {"path": "mod.py", "line": 2, "col": 5, "client": "c"})[0] == 200
-        recent = state.clients.get("c").recent
+        recent = state.clients.peek("c").recent
         assert [path for path, _ in recent.pieces] + [recent.at[0]] == ["mod.py"], "nothing refused was kept"
 
 
@@ -112,7 +112,7 @@ def test_a_client_that_leaves_before_the_stream_starts_releases_the_model(repo):
         started = time.perf_counter()
         status, reply = request(port, "POST", "/v1/complete", {"path": "mod.py", "line": 2, "col": 5}, timeout=20)
         assert status == 200 and time.perf_counter() - started < 10, reply
-        assert state.queue.depth() == {"waiting": 0, "running": False}
+        assert state.queue_for(state.services.llm).depth() == {"waiting": 0, "running": False}
 
 
 def test_a_client_that_leaves_mid_stream_stops_the_model_at_its_next_token(repo):
@@ -129,7 +129,7 @@ def test_a_client_that_leaves_mid_stream_stops_the_model_at_its_next_token(repo)
         deadline = time.time() + 10
         while state.streams.get("client gone", 0) < 1 and time.time() < deadline:
             time.sleep(0.05)
-        assert state.streams["client gone"] == 1 and state.queue.depth()["running"] is False
+        assert state.streams["client gone"] == 1 and state.queue_for(state.services.llm).depth()["running"] is False
 
 
 def test_sigterm_stops_the_server_within_seconds_with_requests_waiting(make_repo, tmp_path):
@@ -250,7 +250,7 @@ def test_what_the_gate_silences_does_not_wait_for_the_model(repo):
                            {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
         response = connection.getresponse()
         response.readline()
-        assert state.queue.depth()["running"], "the answer holds the model"
+        assert state.queue_for(state.services.llm).depth()["running"], "the answer holds the model"
         started = time.perf_counter()
         status, reply = request(port, "POST", "/v1/complete", {"path": "mod.py", "line": 1, "col": 6})
         assert status == 200 and reply["text"] == "" and "inside an identifier" in reply["reason"], reply
@@ -307,3 +307,19 @@ def test_a_reader_slower_than_the_model_is_cut_off_and_the_work_stops():
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def test_a_client_with_a_request_in_flight_is_never_forgotten():
+    """Else a flood of other ids would give its next request a new state, and the older request,
+    still waiting for the model, would never learn that it is stale."""
+    from codeasst.serve.clients import ClientTable
+
+    table = ClientTable(max_clients=4)
+    with table.hold("editor") as editor:
+        for i in range(100):
+            with table.hold(f"other-{i}"):
+                pass
+        assert table.peek("editor") is editor and len(table) == 4
+    with table.hold("one-more"):
+        pass
+    assert table.peek("editor") is None and len(table) == 4 and table.forgotten == 98
