@@ -70,8 +70,10 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
     connect = "127.0.0.1" if host == "0.0.0.0" else "::1" if host == "::" else host
     url = f"http://{'[' + connect + ']' if ':' in connect else connect}:{bound}"
     record = discovery.announce(services.repo.root, url, token)
-    models = services.llm.name if services.complete_llm is services.llm else (
-        f"{services.llm.name}, completing with {services.complete_llm.name}")
+    models = (services.llm.name if services.complete_llm is services.llm
+              else f"{services.llm.name}, completions in a context of their own"
+              if services.complete_llm.name == services.llm.name
+              else f"{services.llm.name}, completing with {services.complete_llm.name}")
     note(f"serving {services.repo.root} on {url} (model {models}; OpenAPI at {url}/docs)")
     if token is None:
         note("no token: any program of any user on this machine may read the code through the server")
