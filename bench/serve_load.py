@@ -38,7 +38,7 @@ Pass (a PASS or FAIL line each, after the figures; exit 0 when all pass): every 
 its end; HUNG 0; no 5xx, and no request without an answer outside the restart; every question answered
 or refused 429 (the model busy is an answer); the model answered completions; no request refused for a
 full queue (8 editors whose newer requests end their older ones cannot fill it); clients kept <=
-serve.max_clients and memory within 50 MB across the ids; "client gone" >= 2 and every stream ended (the
+serve.max_clients, their text within serve.max_client_chars each; "client gone" >= 2 and every stream ended (the
 slow one as "slow reader" or finished); the model queue idle at the end; each probe answered by the
 model; the changed file found first, before the kill and after the restart; after it, status with no
 store problem, nothing stale, and the files and chunks counted before the kill.
@@ -91,6 +91,7 @@ class Plan:
     faults_at: float = 15.0  # past the start, when every client is new, and so ahead of a probe in the queue
 
 
+MAX_CLIENT_CHARS = 400_000  # serve.max_client_chars, the default this bench runs with
 QUICK = Plan(packages=("serve", "complete"), requests=3, questions=1, slow_s=15.0, faults_at=10.0)
 
 
@@ -554,10 +555,10 @@ def criteria(f: dict, seen: dict, plan: Plan, probe_s: float) -> list[tuple[str,
         # 8 editors, each request ending the same editor's older one, 2 askers and 3 faults fill no queue of 32.
         ("queue never full: an editor's newer request ends its older one", f["refused 429 for a full queue"] == 0,
          f"{f['refused 429 for a full queue']} refused, {f['completions cancelled by a newer request']} cancelled"),
-        # Answers without the model make no client state: 10,000 ids leave the table and memory as they were.
-        ("client table bounded, memory flat across the ids", bool(clients) and clients["kept"] <= clients["max"]
-         and (f["rss_mb ids"] or 0) - (f["rss_mb before ids"] or 0) < 50,
-         f"{clients}, rss {f['rss_mb before ids']} -> {f['rss_mb ids']} MB"),
+        # Answers without the model make no client state: 10,000 ids leave the table within its caps.
+        # (Resident memory is reported, not judged: the load running beside the ids moves it.)
+        ("client table within its caps", bool(clients) and clients["kept"] <= clients["max"]
+         and clients["chars"] <= clients["max"] * MAX_CLIENT_CHARS, f"{clients}"),
         ("clients gone seen, every stream ended", streams.get("client gone", 0) >= 2 and sum(streams.values())
          == opened and ("slow reader" in streams or finished >= 1), f"{streams} of {opened} streams"),
         ("model queues idle at the end", bool(f["queues at the end"]) and all(
@@ -588,9 +589,10 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="also write the figures and verdicts here")
     parser.add_argument("--log", type=Path, help="write every request but the gate ids answered here (JSONL)")
     parser.add_argument("--ids", type=int, default=Plan.ids, help="distinct client ids of fault c")
+    parser.add_argument("--editors", type=int, default=Plan.editors, help="simulated editor clients")
     parser.add_argument("--probe-s", type=float, default=0.0, help="a probe must be answered within this (0: any time)")
     args = parser.parse_args()
-    plan = replace(QUICK if args.quick else Plan(), ids=args.ids)
+    plan = replace(QUICK if args.quick else Plan(), ids=args.ids, editors=args.editors)
     print(f"# codeasst serve load and fault test, {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"machine: {machine()}")
     print(f"command: {' '.join(['python', *sys.argv])}", flush=True)
