@@ -233,6 +233,10 @@ class ServeSettings(_Section):
     """Characters of buffered text kept per client (the last suggestion's buffer, recent files, pinned context);
     a client over it keeps less, never more."""
 
+    kv_slots: int = 8
+    """Clients whose completion KV cache is kept aside while another client uses the model (about 12 KB a
+    prompt token each for the 0.5B): a client coming back to its file evaluates only what changed."""
+
     max_queue: int = 32
     """Requests waiting for the model at once; more are refused with 429 and Retry-After."""
 

@@ -100,6 +100,10 @@ class LLM(ABC):
         """How many of the prompt's tokens the backend already holds in its KV cache (0: unknown)."""
         return 0
 
+    def switch(self, key: str, keep: int) -> None:
+        """Make the model's cache `key`'s (a client of the server), keeping up to `keep` others' aside to
+        come back to; a backend with no cache of its own does nothing."""
+
     def warm(self, text: str, cancelled: Callable[[], bool] | None = None) -> int:
         """Evaluate `text` into the KV cache now, for a prompt that will start with it; the tokens
         evaluated (0 where the backend keeps no cache). `cancelled` is asked between batches: what is

@@ -11,12 +11,17 @@ import codecs
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codeasst.backends.base import LLM, GenerationParams, Token
 from codeasst.errors import ModelError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def default_threads() -> int:
@@ -64,6 +69,8 @@ class LlamaCppLLM(LLM):
         self.gpu_layers = gpu_layers if gpu_layers is not None else (-1 if gpu_offload_supported() else 0)
         self.threads = threads or default_threads()
         self._lock = threading.Lock()  # one llama context: one generation at a time
+        self._current: str | None = None  # whose KV cache the context holds (switch)
+        self._kept: OrderedDict[str, tuple[np.ndarray, bytes]] = OrderedDict()  # others', least recent first
         self.state_cache = state_cache
 
     @property
@@ -105,6 +112,26 @@ class LlamaCppLLM(LLM):
                 break
             same += 1
         return same
+
+    def switch(self, key: str, keep: int) -> None:
+        """The server's clients each type in their own file: with one context, each request of another
+        client would evaluate its whole prompt again (seconds), so the one leaving keeps its KV cache
+        (its tokens and llama.cpp's state, about 12 KB a token for the 0.5B), and the one coming back
+        finds its own. The logits are not kept: llama-cpp-python evaluates the last token again."""
+        import numpy as np
+
+        with self._lock:
+            if key == self._current:
+                return
+            llama = self.llama
+            if self._current is not None and llama.n_tokens and keep > 0:
+                self._kept[self._current] = (np.array(llama.input_ids[: llama.n_tokens]), _state_bytes(llama))
+                while len(self._kept) > keep:
+                    self._kept.popitem(last=False)
+            saved = self._kept.pop(key, None)
+            if saved is not None:
+                _load_state(llama, *saved)
+            self._current = key
 
     def warm(self, text: str, cancelled: Callable[[], bool] | None = None) -> int:
         tokens = self.tokenize(text)[: self.context_length - 256]
@@ -187,22 +214,38 @@ class LlamaCppLLM(LLM):
 
 
 def _restore(llama, saved) -> None:
+    _load_state(llama, saved["tokens"], saved["state"].tobytes(), int(saved["seed"][0]))
+
+
+def _load_state(llama, tokens, blob: bytes, seed: int | None = None) -> None:
+    """Put a saved KV cache (its tokens and llama.cpp's state bytes) back into the context."""
     import llama_cpp
     import numpy as np
 
-    tokens = saved["tokens"]
     input_ids = np.zeros_like(llama.input_ids)
     input_ids[: len(tokens)] = tokens
-    blob = saved["state"].tobytes()
     state = llama_cpp.LlamaState(
         input_ids=input_ids,
         scores=np.zeros((1, llama.n_vocab()), dtype=np.single),  # broadcast: logits are not kept
         n_tokens=len(tokens),
         llama_state=blob,
         llama_state_size=len(blob),
-        seed=int(saved["seed"][0]),
+        seed=seed if seed is not None else llama._seed,
     )
     llama.load_state(state)
+
+
+def _state_bytes(llama) -> bytes:
+    """llama.cpp's state of the context, without Llama.save_state's copy of every logit row (hundreds
+    of MB for a 150k-token vocabulary)."""
+    import ctypes
+
+    import llama_cpp
+
+    size = llama_cpp.llama_state_get_size(llama._ctx.ctx)
+    buffer = (ctypes.c_uint8 * int(size))()
+    written = llama_cpp.llama_state_get_data(llama._ctx.ctx, buffer, size)
+    return ctypes.string_at(buffer, int(written))
 
 
 def _logprobs(llama, logits, token: int, k: int) -> tuple[float, dict[str, float]]:

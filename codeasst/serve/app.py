@@ -292,6 +292,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
             variant, llm = state.variant(number)
             try:
                 with state.queue_for(llm).turn(body.client, cancelled=superseded):
+                    llm.switch(body.client, cfg.kv_slots)
                     context = state.context(client, rel, text, at.prefix, renew=False)
                     result = complete_at(services, text, body.line, body.col, rel, options_from(services),
                                          cancelled=superseded, llm=llm, context=context)
@@ -339,6 +340,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
                         # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
                         prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
                     llm.load()
+                    llm.switch(body.client, cfg.kv_slots)
                     warmed = llm.warm(prompt, cancelled=superseded)  # a newer request stops it between batches
             except Left:
                 return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}

@@ -108,3 +108,22 @@ def test_a_prefix_restored_from_disk_gives_the_same_answer(tmp_path):
     llm.reuse_prefix(prefix)  # restores it from disk
     assert llm.llama.n_tokens == llm.count_tokens(prefix)
     assert llm.chat(messages, max_tokens=6).text == cold
+
+
+def test_a_client_coming_back_finds_its_own_cache_and_the_same_answer(tmp_path):
+    """The server's completions switch the context between clients: each finds its KV cache as it
+    left it, and the answer from a restored cache is the one a fresh evaluation gives."""
+    llm = build_services(tmp_path).llm
+    mine = "".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(40)) + "def add(a, b):\n    return"
+    theirs = "".join(f"class C{i}:\n    value = {i}\n\n" for i in range(40)) + "class Point:\n    def __init__"
+    llm.switch("me", keep=2)
+    first = llm.complete(mine, max_tokens=6, stop=("\n",)).text
+    llm.switch("them", keep=2)
+    llm.complete(theirs, max_tokens=6, stop=("\n",))
+    assert llm.cached_tokens(mine) < 10, "the other client's prompt now fills the context"
+    llm.switch("me", keep=2)
+    assert llm.cached_tokens(mine) == llm.count_tokens(mine), "mine came back whole"
+    assert llm.complete(mine, max_tokens=6, stop=("\n",)).text == first
+    llm.switch("nobody kept", keep=0)
+    llm.switch("me", keep=0)
+    assert llm.cached_tokens(mine) == llm.count_tokens(mine), "with keep=0 nothing is set aside or restored"
