@@ -218,21 +218,21 @@ def _restore(llama, saved) -> None:
 
 
 def _load_state(llama, tokens, blob: bytes, seed: int | None = None) -> None:
-    """Put a saved KV cache (its tokens and llama.cpp's state bytes) back into the context."""
-    import llama_cpp
-    import numpy as np
+    """Put a saved KV cache (its tokens and llama.cpp's state bytes) back into the context. Not through
+    Llama.load_state, which writes its whole logit table (512 rows of the vocabulary: 311 MB, a second):
+    the logits are not kept, and llama-cpp-python evaluates the last token again before sampling."""
+    import ctypes
 
-    input_ids = np.zeros_like(llama.input_ids)
-    input_ids[: len(tokens)] = tokens
-    state = llama_cpp.LlamaState(
-        input_ids=input_ids,
-        scores=np.zeros((1, llama.n_vocab()), dtype=np.single),  # broadcast: logits are not kept
-        n_tokens=len(tokens),
-        llama_state=blob,
-        llama_state_size=len(blob),
-        seed=seed if seed is not None else llama._seed,
-    )
-    llama.load_state(state)
+    import llama_cpp
+
+    llama.input_ids[: len(tokens)] = tokens
+    llama.n_tokens = len(tokens)
+    llama._requires_eval = True
+    if seed is not None:
+        llama._seed = seed
+    buffer = (ctypes.c_uint8 * len(blob)).from_buffer_copy(blob)
+    if llama_cpp.llama_state_set_data(llama._ctx.ctx, buffer, len(blob)) != len(blob):
+        raise RuntimeError("llama.cpp refused the saved state")
 
 
 def _state_bytes(llama) -> bytes:
