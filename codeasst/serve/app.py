@@ -51,6 +51,7 @@ from codeasst.serve.limits import BodyLimit
 from codeasst.serve.queue import Left, ModelQueue
 from codeasst.serve.streams import Failed, LineStream, failure
 from codeasst.services import Services
+from codeasst.tasks.complete import Position, split_at
 
 MAX_TEXT_CHARS = 2_000_000
 
@@ -195,11 +196,21 @@ def _read(target: Path, rel: str) -> str:
         raise Failed(400, f"{rel}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _guard(state: ServerState, path: str) -> tuple[Path, str]:
+def _buffer(state: ServerState, path: str, text: str | None) -> tuple[str, str]:
+    """The file a request names, relative to the root (guard_path decides whether it may be read),
+    and its text: the buffer sent, or the file on disk."""
     try:
-        return guard_path(state.services.repo.root, path)
+        target, rel = guard_path(state.services.repo.root, path)
     except PathRefused as exc:
         raise Failed(exc.status, str(exc)) from None
+    return rel, (text if text is not None else _read(target, rel)).replace("\r\n", "\n")
+
+
+def _position(text: str, line: int, col: int) -> Position:
+    try:
+        return split_at(text, line, col)
+    except UsageError as exc:
+        raise Failed(422, str(exc)) from None
 
 
 async def _in_thread(request: Request, work: Callable[[threading.Event], object]) -> object:
@@ -225,7 +236,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
                port: int | None = None, bound: str = "127.0.0.1") -> FastAPI:
     """The app, guarded (guard.py) for a server listening on `bound`:`port` (any port when None)."""
     from codeasst.complete.fim import Suggestion
-    from codeasst.tasks.complete import complete_at, options_from, silence_reason, split_at
+    from codeasst.tasks.complete import complete_at, options_from, silence_reason
 
     cfg = services.settings.serve
     state = ServerState(services, events or EventStore.open_default(), ClientTable(cfg.max_clients, cfg.max_client_chars),
@@ -265,14 +276,10 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         return await _in_thread(request, lambda gone: complete_in(body, gone))
 
     def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
-        target, rel = _guard(state, body.path)
-        text = (body.text if body.text is not None else _read(target, rel)).replace("\r\n", "\n")
+        rel, text = _buffer(state, body.path, body.text)
         number = next(state.numbers)
         started = time.perf_counter()
-        try:
-            at = split_at(text, body.line, body.col)
-        except UsageError as exc:
-            raise Failed(422, str(exc)) from None
+        at = _position(text, body.line, body.col)
         known = state.clients.peek(body.client)
         if known is not None and (ahead := _type_ahead(known, rel, at.prefix, at.suffix)) is not None:
             known.latest = number  # what it still waits for is stale now
@@ -313,13 +320,9 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
     def open_in(body: OpenRequest, gone: threading.Event) -> dict:
         from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt
 
-        target, rel = _guard(state, body.path)
-        text = (body.text if body.text is not None else _read(target, rel)).replace("\r\n", "\n")
+        rel, text = _buffer(state, body.path, body.text)
         options = options_from(services)
-        try:
-            at = split_at(text, body.line, body.col or 1) if body.line is not None else None
-        except UsageError as exc:
-            raise Failed(422, str(exc)) from None
+        at = _position(text, body.line, body.col or 1) if body.line is not None else None
         number = next(state.numbers)
         started = time.perf_counter()
         llm = services.complete_llm

@@ -115,14 +115,19 @@ def test_a_client_that_leaves_before_the_stream_starts_releases_the_model(repo):
         assert state.queue_for(state.services.llm).depth() == {"waiting": 0, "running": False}
 
 
+def asking(port: int) -> http.client.HTTPConnection:
+    """An /v1/ask whose first line has come: the model is writing the answer."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection.request("POST", "/v1/ask", json.dumps({"question": "what does add return?"}),
+                       {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    assert json.loads(connection.getresponse().readline())["type"] in ("text", "note")
+    return connection
+
+
 def test_a_client_that_leaves_mid_stream_stops_the_model_at_its_next_token(repo):
     llm = SlowLLM(["The function add returns the sum of its two arguments [1]. " * 40], delay=0.05)
     with listening(services_for(repo, llm)) as (port, state):
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-        connection.request("POST", "/v1/ask", json.dumps({"question": "what does add return?"}),
-                           {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
-        response = connection.getresponse()
-        assert json.loads(response.readline())["type"] in ("text", "note")
+        connection = asking(port)
         connection.sock.shutdown(socket.SHUT_RDWR)  # the user closed the editor
         connection.close()
         assert llm.stopped.wait(10), "the model went on writing for nobody"
@@ -245,11 +250,7 @@ def test_no_token_is_for_loopback_only(make_repo):
 def test_what_the_gate_silences_does_not_wait_for_the_model(repo):
     llm = SlowLLM(["The function add returns the sum of its two arguments [1]. " * 40], delay=0.1)
     with listening(services_for(repo, llm)) as (port, state):
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-        connection.request("POST", "/v1/ask", json.dumps({"question": "what does add return?"}),
-                           {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
-        response = connection.getresponse()
-        response.readline()
+        connection = asking(port)
         assert state.queue_for(state.services.llm).depth()["running"], "the answer holds the model"
         started = time.perf_counter()
         status, reply = request(port, "POST", "/v1/complete", {"path": "mod.py", "line": 1, "col": 6})
