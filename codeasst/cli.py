@@ -201,16 +201,12 @@ def _index_via_server(served, rebuild: bool, progress) -> dict:
 def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
     """Show what is indexed and how stale it is."""
     from codeasst.console import status_lines
+    from codeasst.tasks.search import index_status
 
     services = _services(repo)
     data = _through(_server(services), lambda s: s.status())
     if data is None:
-        data = services.indexer().status(check_store=True)
-        data.update(
-            is_git=services.repo.is_git,
-            embedder=services.embedder.name,
-            store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}",
-        )
+        data = index_status(services)
     if as_json:
         _emit_json(data)
     else:

@@ -122,14 +122,18 @@ class RepoAssistant:
         n = self.services.llm.count_tokens(text)
         return n if n is not None else len(text) // 4 + 1
 
+    def _earlier(self, history: Sequence[Turn]) -> list[tuple[str, str]]:
+        """The earlier turns a follow-up carries, within chat.history_tokens."""
+        cfg = self.services.settings.chat
+        return fit_history(history, cfg.history_tokens, cfg.answer_chars, self._count) if history else []
+
     def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
                cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn:
         from codeasst.tasks.ask import ask
 
-        cfg = self.services.settings.chat
-        pairs = fit_history(history, cfg.history_tokens, cfg.answer_chars, self._count) if history else []
         turn = Turn(question)
-        answer, stream = ask(self.services, question, interactive=True, progress=progress, history=pairs)
+        answer, stream = ask(self.services, question, interactive=True, progress=progress,
+                             history=self._earlier(history))
         pieces: list[str] = []
         first = last = None
         try:
@@ -214,19 +218,22 @@ class ServedAssistant(RepoAssistant):
         super().__init__(services)
         self.served = served  # serve.client.ServerClient
 
-    def _gone(self) -> bool:
-        from codeasst.serve.client import ServerClient
+    def _from_server(self, call: Callable):
+        """`call(client)`; None when no server runs (any more): the caller then works alone. A server
+        that does not answer is looked for again once (it may have restarted on another port)."""
+        from codeasst.serve.client import ServerClient, Unreachable
 
-        self.served = ServerClient.find(self.root)
-        return self.served is None
+        for _ in range(2):
+            if self.served is None:
+                return None
+            try:
+                return call(self.served)
+            except Unreachable:
+                self.served = ServerClient.find(self.root)
+        return None
 
     def status(self) -> Status:
-        from codeasst.serve.client import Unreachable
-
-        try:
-            data = self.served.status() if self.served is not None else None
-        except Unreachable:
-            data = None if self._gone() else self.served.status()
+        data = self._from_server(lambda served: served.status())
         if data is None:
             return super().status()
         stale = sum(len(v) for v in data["stale"].values())
@@ -234,19 +241,16 @@ class ServedAssistant(RepoAssistant):
 
     def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
                cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn:
-        from codeasst.serve.client import Unreachable
-
-        if self.served is None:
+        pairs = self._earlier(history)
+        lines = self._from_server(lambda served: served.ask(question, history=pairs,
+                                                            model=self.services.model_choice, client="chat"))
+        if lines is None:
             return super().answer(question, history, on_text=on_text, cancelled=cancelled, progress=progress)
-        cfg = self.services.settings.chat
-        pairs = fit_history(history, cfg.history_tokens, cfg.answer_chars, self._count) if history else []
         turn = Turn(question)
         pieces: list[str] = []
         answer: dict | None = None
-        lines = None
         first = last = None
         try:
-            lines = self.served.ask(question, history=pairs, model=self.services.model_choice, client="chat")
             for line in lines:
                 if cancelled():
                     turn.state = "cancelled"
@@ -258,29 +262,19 @@ class ServedAssistant(RepoAssistant):
                     on_text(line["text"])
                 elif line["type"] == "answer":
                     answer = line
-        except Unreachable:
-            if pieces or not self._gone():
-                raise
-            return super().answer(question, history, on_text=on_text, cancelled=cancelled, progress=progress)
         finally:
-            if lines is not None:
-                lines.close()  # leaving the stream closes the connection: the server stops the model
+            lines.close()  # leaving the stream closes the connection: the server stops the model
         turn.answer = answer["answer"] if answer is not None and turn.state == "done" else "".join(pieces)
         if answer is not None:
             finish(turn, answer, first, last)
         return turn
 
     def search(self, query: str, progress: Progress | None = None) -> list[Source]:
-        from codeasst.serve.client import Unreachable
-
-        try:
-            hits = self.served.search(query, None, True)["hits"] if self.served is not None else None
-        except Unreachable:
-            hits = None if self._gone() else self.served.search(query, None, True)["hits"]
-        if hits is None:
+        reply = self._from_server(lambda served: served.search(query, None, True))
+        if reply is None:
             return super().search(query, progress)
         return [Source(h["path"], h["start_line"], h["end_line"], short_name(h["symbol"], h["path"]), verified=False)
-                for h in hits]
+                for h in reply["hits"]]
 
 
 def sources_of(answer: dict) -> list[Source]:

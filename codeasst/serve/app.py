@@ -429,13 +429,9 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.get("/v1/status")
     async def status(request: Request) -> dict:
-        def run(_gone) -> dict:
-            data = services.indexer().status(check_store=True)
-            data.update(is_git=services.repo.is_git, embedder=services.embedder.name,
-                        store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}")
-            return data
+        from codeasst.tasks.search import index_status
 
-        return await _in_thread(request, run)
+        return await _in_thread(request, lambda _gone: index_status(services))
 
     @app.post("/v1/events")
     def event(body: EventRequest) -> dict:

@@ -92,6 +92,15 @@ def _update(services: Services, indexer: Indexer, interactive: bool, progress: P
         return rebuilder.run(rebuild=True), rebuilder
 
 
+def index_status(services: Services) -> dict:
+    """What `codeasst status` shows: the index, how stale it is, whether its store agrees (which opens
+    the store), and what it is built with. The server answers /v1/status with the same."""
+    data = services.indexer().status(check_store=True)
+    data.update(is_git=services.repo.is_git, embedder=services.embedder.name,
+                store=services.settings.store.chroma_url or f"embedded Chroma in {services.repo.index_dir}")
+    return data
+
+
 def hits_json(hits: list[Fused]) -> list[dict]:
     return [
         {"path": f.hit.path, "start_line": f.hit.start_line, "end_line": f.hit.end_line, "symbol": f.hit.name,
