@@ -220,9 +220,38 @@ class DryClient(Client):
                      "seconds": 0.0}
 
 
+class InProcess(Client):
+    """No server and no clock, for the gate's training data (`--offline`): each request goes to
+    `complete_at`, the function the server calls, in this process, with the gate open (every
+    candidate shown, so that each one gets its label), and every answer counts as in time."""
+
+    def __init__(self, repo: Path, model: str) -> None:
+        from dataclasses import replace
+
+        from codeasst.services import build_services
+        from codeasst.tasks.complete import options_from
+
+        super().__init__("", "")
+        self.services = build_services(repo, model=model)
+        self.options = replace(options_from(self.services), min_confidence=0.0, min_mean_logprob=-1e9)
+        self.answers: dict[str, object] = {}  # suggestion id -> the Suggestion, features and all
+
+    def post(self, route: str, payload: dict) -> tuple[int, dict]:
+        if route != "/v1/complete":
+            return 200, {"path": payload.get("path"), "tokens": 0, "seconds": 0.0}
+        from codeasst.tasks.complete import complete_at
+
+        found = complete_at(self.services, payload["text"], payload["line"], payload["col"], payload["path"],
+                            self.options)
+        suggestion = f"offline-{len(self.answers)}"
+        self.answers[suggestion] = found
+        return 200, {**found.to_json(), "id": suggestion}
+
+
 class Replay:
     def __init__(self, client: Client, pace: Pace, debounce: float, max_requests: int, seed: int,
-                 max_seconds: float = float("inf")) -> None:
+                 max_seconds: float = float("inf"), timed: bool = True) -> None:
+        self.timed = timed
         self.client, self.pace, self.debounce, self.max_requests = client, pace, debounce, max_requests
         self.max_seconds = max_seconds
         self.rng = random.Random(seed)
@@ -255,7 +284,7 @@ class Replay:
         self.last = asked
         asked.future = self.pool.submit(self.client.ask, asked, text)
         try:
-            asked.future.result(timeout=budget)
+            asked.future.result(timeout=budget if self.timed else None)
         except TimeoutError:
             pass
         return asked
@@ -288,7 +317,9 @@ class Replay:
 
     def judge(self, asked: Asked, upcoming: str) -> int:
         """Characters accepted (Tab) from the answer to `asked`, with its events sent; 0 if none."""
-        if not asked.future.done() or asked.latency >= asked.budget:
+        if not self.timed:
+            asked.future.result()
+        elif not asked.future.done() or asked.latency >= asked.budget:
             asked.outcome = "late"
             return 0
         if asked.status != 200:
@@ -464,6 +495,29 @@ def report(replay: Replay, regions: dict[str, list[Region]], elapsed: float) -> 
               f"p95 {pct(new, 0.95)}, generated p50 {pct(gen, 0.5)}; {cold} with under half the prompt cached")
 
 
+def offline(args: argparse.Namespace, repo: Path, texts: dict[str, str], regions: dict[str, list[Region]],
+            pace: Pace, debounce: float) -> None:
+    """The replay through InProcess: one line per candidate, with what the user would have taken of it."""
+    client = InProcess(repo, args.model)
+    replay = Replay(client, pace, debounce, args.max_requests, args.seed, timed=False)
+    for rel in args.files:
+        if regions[rel] and not replay.full():
+            replay.file(rel, texts[rel], regions[rel])
+    replay.finish()
+    written = 0
+    with args.offline.open("a", encoding="utf-8") as out:
+        for asked in replay.asked:
+            found = client.answers.get(asked.answer.get("id", ""))
+            if found is None or not found.candidate:
+                continue
+            taken = accepted_length(found.candidate, asked.upcoming)
+            out.write(json.dumps({"source": f"replay:{asked.path}", "model": client.services.complete_llm.name,
+                                  "features": found.features, "candidate": found.candidate, "accepted": taken,
+                                  "upcoming": asked.upcoming[:200]}) + "\n")
+            written += 1
+    print(f"offline: {len(replay.asked)} requests, {written} candidates written to {args.offline}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="bundled", help="bundled (0.5B) or bundled-1.5b")
@@ -478,6 +532,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log", type=Path, help="write every request, answer and outcome here (JSONL)")
     parser.add_argument("--dry-run", action="store_true", help="no server and no model: the typing model alone")
+    parser.add_argument("--offline", type=Path, metavar="FEATURES.jsonl",
+                        help="no server and no clock: complete_at in this process with the gate open; write each "
+                             "candidate's gate features and whether the user took it (bench/train_gate.py reads it)")
     args = parser.parse_args()
 
     from codeasst import paths
@@ -515,6 +572,10 @@ def main() -> None:
                 replay.file(rel, texts[rel], regions[rel])
         replay.finish()
         report(replay, regions, 0.0)
+        shutil.rmtree(work, ignore_errors=True)
+        return
+    if args.offline:
+        offline(args, repo, texts, regions, pace, debounce)
         shutil.rmtree(work, ignore_errors=True)
         return
     print(f"model before the replay: {model_speed(repo, args.model)}")

@@ -717,26 +717,31 @@ def eval_fim(
     data: Annotated[Path, typer.Argument(help="JSONL: task_id, prefix, suffix, ground_truth, unit_tests.")],
     split: Annotated[str, typer.Option("--split", help="tune, test or all (by a hash of task_id).")] = "test",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only N rows (a stable sample).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Write per-row generations here (JSONL).")] = None,
+    rows: Annotated[str, typer.Option("--rows", help="all, block, control, or single-line (block rows whose hole "
+                                      "is one line, the cursor at its start).")] = "all",
+    cursor: Annotated[str, typer.Option("--cursor", help="indent (after the line's indentation, as the row gives "
+                                        "it) or line-start (column 1; the indentation goes into the hole).")]
+    = "indent",
+    out: Annotated[Path | None, typer.Option("--out", help="Write per-row results here (JSONL).")] = None,
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Completion scored by execution: the raw model (plain FIM, first line) against `complete`."""
+    """Completion scored by execution: `complete` itself against the raw model (plain FIM, first line)."""
     import time
 
     from codeasst.evals import fim
-
-    services = _services(Path("."), model=model, about_repo=False)
-    rows = fim.load(data.resolve(), split, limit)
-    started = time.perf_counter()
     from codeasst.tasks.complete import options_from
 
-    options = options_from(services)
-    gens = fim.generate_all(services, rows, options, on_row=lambda n, total: typer.echo(
+    services = _services(Path("."), model=model, about_repo=False)
+    chosen = fim.load(data.resolve(), split, limit, rows, cursor)
+    options = fim.eval_options(services, options_from(services))
+    started = time.perf_counter()
+    outcomes = fim.generate_all(services, chosen, options, on_row=lambda n, total: typer.echo(
         f"[{n}/{total}]", err=True) if n % 25 == 0 else None)
-    result = fim.report(rows, gens, options, split, time.perf_counter() - started, services.complete_llm.name)
+    result = fim.report(chosen, outcomes, options, split, time.perf_counter() - started, services.complete_llm.name,
+                        kind=rows, cursor=cursor)
     if out:
-        fim.write_rows(out, gens)
+        fim.write_rows(out, chosen, outcomes)
     if as_json:
         _emit_json(fim.to_json(result))
     else:

@@ -165,25 +165,41 @@ class CompleteSettings(_Section):
     `--model` on a command sets both."""
 
     max_lines: int = 4
-    """Whole statements of the cursor's block a suggestion may hold; mid-line it is one line."""
+    """Whole statements of the cursor's block a suggestion may hold where more than one line is allowed
+    (complete.multiline); mid-line it is one line."""
+
+    multiline: Literal["block", "always"] = "block"
+    """Where a suggestion may hold more than one line: 'block' (only in a block just opened and still
+    empty, or at the end of a block with nothing of it after the cursor; between two statements one
+    line), or 'always' (anywhere but mid-line)."""
 
     max_tokens: int = 96
     """Tokens the model may write for one suggestion."""
 
     time_cap_ms: int = 1500
-    """Past this, generation ends at the next newline (llama.cpp's t_max_predict_ms)."""
+    """Past this, generation ends at the next newline (llama.cpp's t_max_predict_ms); 0: no cap."""
+
+    min_confidence: float | None = None
+    """Silence when the learned gate's probability that the suggestion is taken is below this. Unset: the
+    operating point shipped with the gate's model, chosen for Happiness per request (complete/confidence.py,
+    docs/benchmarks.md). Lower shows more, higher less."""
 
     min_mean_logprob: float = -0.6
-    """Silence when the suggestion's mean token log-probability is below this (tuned on 120 rows of the
-    dev set's tuning split; see docs/benchmarks.md)."""
+    """Only where the gate's model file is missing: silence when the suggestion's mean token log-probability
+    is below this."""
 
     prefix_tokens: int = 1536
     """Tokens of the current file before the cursor in the prompt."""
 
-    suffix_tokens: int = 16
-    """Tokens of the current file after the cursor in the prompt. Everything after the cursor is read
-    again after each keystroke, so this is what typing costs; on the dev set's tuning split 16 also
-    completed better than 64 or 256 (docs/benchmarks.md)."""
+    suffix_tokens: int = 0
+    """Tokens of the current file after the cursor in the prompt; 0: what this machine reads in
+    complete.suffix_ms, measured (a power of two from 16 to 512: 32 on 2 CPU cores, 512 on a GPU). In
+    the PSM layout everything after the cursor is read again after each keystroke, so this is what
+    typing costs; the more the model sees of what follows, the less it writes what the next lines
+    rule out."""
+
+    suffix_ms: int = 250
+    """With suffix_tokens = 0: the time the suffix may take to read again after a keystroke."""
 
     context_tokens: int = 0
     """Tokens of other files before the current one in the prompt, from complete.context_sources. 0: none

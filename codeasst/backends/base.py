@@ -100,6 +100,10 @@ class LLM(ABC):
         """How many of the prompt's tokens the backend already holds in its KV cache (0: unknown)."""
         return 0
 
+    def prompt_speed(self) -> float | None:
+        """Prompt tokens this backend reads a second, as measured here; None where it cannot say."""
+        return None
+
     def switch(self, key: str, keep: int) -> None:
         """Make the model's cache `key`'s (a client of the server), keeping up to `keep` others' aside to
         come back to; a backend with no cache of its own does nothing."""

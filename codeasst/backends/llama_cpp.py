@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import json
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -36,6 +38,9 @@ def gpu_offload_supported() -> bool:
     return bool(llama_cpp.llama_supports_gpu_offload())
 
 
+CALIBRATION = "def f(x):\n    return [x * i for i in range(10)]\n" * 8  # about 130 tokens of code
+SPEED_SAMPLE = 32  # new prompt tokens a request must read for its speed to count
+SPEED_SAVE_S = 60.0  # the measured speed is written to disk at most this often
 WARM_BATCH = 256  # tokens evaluated between two looks at `cancelled` (about 1.5 s on 2 CPU cores)
 
 
@@ -72,6 +77,8 @@ class LlamaCppLLM(LLM):
         self._current: str | None = None  # whose KV cache the context holds (switch)
         self._kept: OrderedDict[str, tuple[np.ndarray, bytes]] = OrderedDict()  # others', least recent first
         self.state_cache = state_cache
+        self._speed: float | None = None  # prompt tokens a second, a moving average over requests
+        self._speed_saved = 0.0
 
     @property
     def llama(self):
@@ -112,6 +119,52 @@ class LlamaCppLLM(LLM):
                 break
             same += 1
         return same
+
+    def _speed_file(self) -> Path:
+        from codeasst import paths
+
+        stat = self.path.stat()
+        key = hashlib.sha256(repr((str(self.path), stat.st_size, self.threads, self.gpu_layers,
+                                   os.cpu_count())).encode()).hexdigest()[:24]
+        return paths.cache_dir() / "speed" / f"{key}.json"
+
+    def prompt_speed(self) -> float | None:
+        """Measured on this machine: by the requests of this process, else as the last process left
+        it on disk, else once now on a fixed piece of code (about 0.8 s on 2 CPU cores, once a machine)."""
+        if self._speed is not None:
+            return self._speed
+        file = self._speed_file()
+        try:
+            self._speed = float(json.loads(file.read_text(encoding="utf-8"))["prompt_tokens_per_s"])
+            return self._speed
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        tokens = self.tokenize(CALIBRATION)
+        with self._lock:
+            llama = self.llama
+            llama.n_tokens = 0  # a cold read of the calibration text (the cache held nothing of it anyway)
+            started = time.perf_counter()
+            llama.eval(tokens)
+            seconds = time.perf_counter() - started
+            llama.n_tokens = 0
+        self._measured(len(tokens), seconds)
+        return self._speed
+
+    def _measured(self, tokens: int, seconds: float) -> None:
+        if tokens < SPEED_SAMPLE or seconds <= 0:
+            return
+        sample = tokens / seconds
+        self._speed = sample if self._speed is None else 0.7 * self._speed + 0.3 * sample
+        if time.monotonic() - self._speed_saved > SPEED_SAVE_S:
+            self._speed_saved = time.monotonic()
+            file = self._speed_file()
+            try:
+                file.parent.mkdir(parents=True, exist_ok=True)
+                tmp = file.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({"prompt_tokens_per_s": round(self._speed, 1)}), encoding="utf-8")
+                os.replace(tmp, file)
+            except OSError:
+                pass  # a read-only cache: the speed is measured again next time
 
     def switch(self, key: str, keep: int) -> None:
         """The server's clients each type in their own file: with one context, each request of another
@@ -194,10 +247,18 @@ class LlamaCppLLM(LLM):
         budget = min(params.max_tokens, self.context_length - len(tokens) - 1)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         with self._lock:
+            held = 0
+            for a, b in zip(llama.input_ids[: llama.n_tokens], tokens, strict=False):
+                if a != b:
+                    break
+                held += 1
+            started = time.perf_counter()
             # generate() reuses the KV cache for the longest common prefix with the last call.
             stream = llama.generate(tokens, temp=params.temperature, top_k=40, top_p=0.95, min_p=0.05,
                                     repeat_penalty=params.repeat_penalty, reset=True)
             for generated, token in enumerate(stream, start=1):
+                if generated == 1:  # the prompt's new part was read: its speed, the first token's aside
+                    self._measured(len(tokens) - held, time.perf_counter() - started)
                 if llama_cpp.llama_vocab_is_eog(llama._model.vocab, token):
                     break
                 text = decoder.decode(llama.detokenize([token], special=True))

@@ -26,29 +26,37 @@ or the model's mean token log-probability is under the threshold.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 
 from codeasst.backends.base import LLM, GenerationParams
+from codeasst.complete.confidence import features, gate_model
 from codeasst.complete.cut import cut
+from codeasst.complete.scope import Hole, locate, repeats_following
 
 PREFIX, SUFFIX, MIDDLE = "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"
 REPO, FILE_SEP = "<|repo_name|>", "<|file_sep|>"
 # Where a server does not stop at them itself (llama.cpp does: they are end-of-generation tokens).
 _STOPS = ("<|endoftext|>", "<|file_sep|>", "<|repo_name|>", "<|fim_", "<|im_end|>")
+NOMINAL_PROMPT_SPEED = 155.0  # tokens a second: the 0.5B on 2 CPU cores, where a backend cannot say
+SUFFIX_RANGE = (16, 512)
 
 
 @dataclass(frozen=True)
 class CompleteOptions:
     """How `complete` works; the defaults of the [complete] settings section."""
 
-    max_lines: int = 4  # whole statements of the cursor's block a suggestion may hold (mid-line: 1)
+    max_lines: int = 4  # whole statements of the cursor's block a suggestion may hold (scope.py)
+    multiline: str = "block"  # where more than one line may be suggested: 'block' or 'always' (scope.py)
     max_tokens: int = 96
-    time_cap_ms: int = 1500  # past it, generation ends at the next newline
-    min_mean_logprob: float = -0.6  # below it, silence (chosen on 120 rows of the dev set's tuning split)
+    time_cap_ms: int = 1500  # past it, generation ends at the next newline (0: no cap, as evaluations run)
+    min_confidence: float | None = None  # the learned gate's threshold; None: its model's own (confidence.py)
+    min_mean_logprob: float = -0.6  # the gate where the learned model's file is missing
     prefix_tokens: int = 1536  # of the current file before the cursor
-    suffix_tokens: int = 16  # and after it: little, so a keystroke leaves little to read again
+    suffix_tokens: int = 0  # and after it; 0: what the machine reads in suffix_ms (suffix_budget)
+    suffix_ms: int = 250
     context_tokens: int = 0  # other files' text, before the current file (0: none)
     context_sources: tuple[str, ...] = ("imports", "index", "recent")  # context.py
     layout: str = "psm"  # 'psm' or 'spm' (module docstring)
@@ -65,9 +73,18 @@ class Suggestion:
     generated_tokens: int = 0
     mean_logprob: float | None = None
     raw: str = ""  # what the model wrote, before the cut
+    candidate: str = ""  # what the cut kept, before the gate judged it
+    confidence: float | None = None  # the gate's probability that the candidate is taken (confidence.py)
+    suffix_tokens: int = 0  # the suffix budget the prompt had
+    place: str = ""  # where the cursor was (scope.py): mid-line, opened, between, end
+
+    features: dict[str, float] | None = field(default=None, repr=False)  # what the gate saw; not in the JSON
 
     def to_json(self) -> dict:
         data = asdict(self)
+        del data["features"]
+        if self.confidence is not None:
+            data["confidence"] = round(self.confidence, 3)
         data["latency_ms"] = round(self.latency_ms, 1)
         if self.mean_logprob is not None:
             data["mean_logprob"] = round(self.mean_logprob, 3)
@@ -97,8 +114,10 @@ def _head(text: str, chars: int) -> str:
 
 def fim_prompt(prefix: str, suffix: str, options: CompleteOptions = CompleteOptions(), *,
                context: Sequence[tuple[str, str]] = (), repo: str = "", path: str = "") -> str:
-    """The FIM string; sizes in tokens are taken as 3 characters a token (code runs 3 to 4)."""
-    before, after = _window(prefix, options.prefix_tokens * 3), _head(suffix, options.suffix_tokens * 3)
+    """The FIM string; sizes in tokens are taken as 3 characters a token (code runs 3 to 4). A suffix
+    budget of 0 (decided by the machine's speed: suffix_budget) is taken at the nominal speed here."""
+    suffix_tokens = options.suffix_tokens or _budget(NOMINAL_PROMPT_SPEED, options.suffix_ms)
+    before, after = _window(prefix, options.prefix_tokens * 3), _head(suffix, suffix_tokens * 3)
     if options.layout == "spm":
         body = f"{SUFFIX}{after}{PREFIX}{before}{MIDDLE}"
     else:
@@ -116,25 +135,13 @@ def fim_prompt(prefix: str, suffix: str, options: CompleteOptions = CompleteOpti
     return f"{REPO}{repo}\n" + "".join(files) + f"{FILE_SEP}{path}\n{body}"
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def generate(llm: LLM, prompt: str, prefix: str, options: CompleteOptions,
-             cancelled: Callable[[], bool] | None = None) -> tuple[str, list[tuple[int, float]], int]:
-    """The model's text at the cursor, (where each token ends in it, its log-probability), and the
-    count of tokens generated; the stops of the module docstring applied."""
-    line = prefix[prefix.rfind("\n") + 1:]
-    cursor_indent, mid_line = _indent(line), bool(line.strip())
-    max_lines = 1 if mid_line else options.max_lines
+def generate(llm: LLM, prompt: str, hole: Hole, options: CompleteOptions,
+             cancelled: Callable[[], bool] | None = None) -> tuple[str, list[tuple[int, float]], int, str]:
+    """The model's text at the cursor, (where each token ends in it, its log-probability), the count of
+    tokens generated, and why a line of it was cut ("" if none); the stops of the module docstring applied."""
     params = GenerationParams(max_tokens=options.max_tokens, temperature=0.0, stop=_STOPS, logprobs=0)
-    started = time.perf_counter()
+    deadline = time.perf_counter() + options.time_cap_ms / 1000 if options.time_cap_ms > 0 else None
     text, logprobs, ends, generated = "", [], [], 0
-    def leaves_block(lines: list[str]) -> int | None:
-        """The first line after the cursor's that is indented less than it (n_indent)."""
-        return next((i for i, line in enumerate(lines) if i and line.strip() and _indent(line) < cursor_indent),
-                    None)
-
     for token in llm.stream(prompt, params):
         generated += 1
         if any(stop in token.text for stop in _STOPS) or (cancelled is not None and cancelled()):
@@ -146,16 +153,31 @@ def generate(llm: LLM, prompt: str, prefix: str, options: CompleteOptions,
         if len(lines) < 2:
             continue
         done = lines[:-1]
-        if (left := leaves_block(done)) is not None:
-            text = "\n".join(lines[:left])
-            break
-        if len(done) >= max_lines or (time.perf_counter() - started) * 1000 > options.time_cap_ms:
-            text = "\n".join(done[:max_lines])
+        if (stop := stop_line(done, hole)) is not None:
+            text = "\n".join(lines[:stop[0]])
+            return text, list(zip(ends, logprobs, strict=True)), generated, stop[1]
+        if len(done) >= hole.max_lines or (deadline is not None and time.perf_counter() > deadline):
+            text = "\n".join(done[:hole.max_lines])
             break
     else:  # the model ended: its last line is complete too
-        if (left := leaves_block(text.split("\n"))) is not None:
-            text = "\n".join(text.split("\n")[:left])
-    return text, list(zip(ends, logprobs, strict=True)), generated
+        if (stop := stop_line(text.split("\n"), hole)) is not None:
+            return "\n".join(text.split("\n")[:stop[0]]), list(zip(ends, logprobs, strict=True)), generated, stop[1]
+    return text, list(zip(ends, logprobs, strict=True)), generated, ""
+
+
+def stop_line(lines: list[str], hole: Hole) -> tuple[int, str] | None:
+    """The first of the model's `lines` that leaves the cursor's scope (indented under the hole's
+    floor) or restates the code after the cursor, and which; None when none does. The first line
+    continues the cursor's own, so it is judged only where the cursor is at column 1 (its
+    indentation is the model's) and, for a restatement, where the cursor's line is empty."""
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        if (i or hole.column_one) and len(line) - len(line.lstrip(" \t")) < hole.floor:
+            return i, "the model's next line leaves the cursor's block"
+        if (i or hole.place != "mid-line") and repeats_following(line, hole):
+            return i, "repeats the lines after the cursor"
+    return None
 
 
 def mean_logprob(tokens: list[tuple[int, float]], text: str, raw: str | None = None) -> float | None:
@@ -169,34 +191,80 @@ def mean_logprob(tokens: list[tuple[int, float]], text: str, raw: str | None = N
     return sum(covering) / len(covering) if covering else None
 
 
+def suffix_budget(llm: LLM, options: CompleteOptions) -> int:
+    """Tokens of suffix in the prompt: complete.suffix_tokens, or where it is 0, what this machine reads
+    in complete.suffix_ms (in the PSM layout the suffix is read again after every keystroke), as a
+    power of two between SUFFIX_RANGE's ends: on 2 CPU cores (about 155 tokens a second) 32, on a GPU 512."""
+    if options.suffix_tokens > 0:
+        return options.suffix_tokens
+    return _budget(llm.prompt_speed() or NOMINAL_PROMPT_SPEED, options.suffix_ms)
+
+
+def _budget(speed: float, ms: int) -> int:
+    tokens = 2 ** round(math.log2(max(1.0, speed * ms / 1000)))
+    return int(min(SUFFIX_RANGE[1], max(SUFFIX_RANGE[0], tokens)))
+
+
 def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: CompleteOptions = CompleteOptions(),
              *, context: Sequence[tuple[str, str]] = (), repo: str = "", path: str = "",
              cancelled: Callable[[], bool] | None = None) -> Suggestion:
     """One suggestion at the cursor between `prefix` and `suffix`, or silence with its reason.
     `cancelled` is asked between tokens: a newer request from the same client ends this one."""
     started = time.perf_counter()
+    hole = locate(prefix, suffix, options.max_lines, options.multiline)
+    lead = ""
+    if hole.column_one:
+        # The model is asked as if the editor had indented the line: after a bare newline it often
+        # writes no indentation at all (its tokenizer joins a newline and the spaces after it, so
+        # that split is rare in what it learned from). The suggestion carries the indentation.
+        # Where the block could end at several depths, the shallowest the scope allows is the likelier:
+        # a function's last line after a loop, not one more line of the loop (bench/fim_lines.py's rows).
+        lead = hole.indent[: hole.floor]
+        prefix, hole = prefix + lead, replace(hole, column_one=False)
+    options = replace(options, suffix_tokens=suffix_budget(llm, options))
     prompt = fim_prompt(prefix, suffix, options, context=context, repo=repo, path=path)
     cached = llm.cached_tokens(prompt)
-    raw, tokens, generated = generate(llm, prompt, prefix, options, cancelled)
+    raw, tokens, generated, stopped = generate(llm, prompt, hole, options, cancelled)
     if cancelled is not None and cancelled():
         return Suggestion("", reason="cancelled by a newer request", raw=raw, cached_tokens=cached,
                           generated_tokens=generated, latency_ms=(time.perf_counter() - started) * 1000)
     suggestion = Suggestion("", raw=raw, prompt_tokens=llm.count_tokens(prompt) or 0, cached_tokens=cached,
-                            generated_tokens=generated)
-    text, reason = cut(grammar, prefix, raw, suffix, options.max_lines) if grammar else \
-        _plain_cut(raw, prefix, options)
+                            generated_tokens=generated, suffix_tokens=options.suffix_tokens, place=hole.place)
+    text, reason = cut(grammar, prefix, raw, suffix, hole.max_lines) if grammar else \
+        _plain_cut(raw, hole.max_lines)
+    if not text and stopped and not raw.strip():
+        reason = stopped
     suggestion.mean_logprob = mean_logprob(tokens, text, raw)
-    if text and suggestion.mean_logprob is not None and suggestion.mean_logprob < options.min_mean_logprob:
-        text = ""
-        reason = f"the model is unsure (mean log-probability {suggestion.mean_logprob:.2f} < " \
-                 f"{options.min_mean_logprob})"
+    if text:
+        reason = _judge(suggestion, features(prefix, suffix, text, raw, tokens, hole, grammar, llm.name), options)
+        text = lead + text
+    suggestion.candidate = text
+    text = "" if reason else text
     suggestion.text, suggestion.reason = text, reason
     suggestion.latency_ms = (time.perf_counter() - started) * 1000
     return suggestion
 
 
-def _plain_cut(raw: str, prefix: str, options: CompleteOptions) -> tuple[str, str]:
+def _judge(suggestion: Suggestion, values: dict[str, float], options: CompleteOptions) -> str:
+    """Why the gate silences the candidate ("" to show it): the learned model's probability that it is
+    taken, under its operating point (or complete.min_confidence); without the model file, the mean
+    log-probability under complete.min_mean_logprob."""
+    model = gate_model()
+    suggestion.features = values
+    if model is None:
+        mean = suggestion.mean_logprob
+        if mean is not None and mean < options.min_mean_logprob:
+            return f"the model is unsure (mean log-probability {mean:.2f} < {options.min_mean_logprob})"
+        return ""
+    threshold = model.threshold if options.min_confidence is None else options.min_confidence
+    suggestion.confidence = model.probability(values)
+    if suggestion.confidence < threshold:
+        return f"the gate expects it to cost more than it gives (confidence {suggestion.confidence:.2f} < " \
+               f"{threshold:.2f})"
+    return ""
+
+
+def _plain_cut(raw: str, max_lines: int) -> tuple[str, str]:
     """Without a grammar: whole lines, as many as allowed, nothing checked but whitespace."""
-    mid_line = bool(prefix[prefix.rfind("\n") + 1:].strip())
-    text = "\n".join(raw.split("\n")[: 1 if mid_line else options.max_lines]).rstrip()
+    text = "\n".join(raw.split("\n")[:max_lines]).rstrip()
     return (text, "") if text.strip() else ("", "whitespace only")

@@ -3,21 +3,36 @@
 A row (SAFIM's Python part, `../shared/data/fim_dev_safim_python.jsonl`): {"task_id",
 "kind", "prefix", "suffix", "ground_truth", "unit_tests": [{"input", "output": [...]}]}.
 A completion passes when `prefix + completion + suffix`, run as a program, reads each
-test's input on stdin and prints one of its accepted outputs (stripped lines).
+test's input on stdin and prints one of its accepted outputs (stripped lines). A row may
+carry `test_code` instead (bench/fim_lines.py's one-line holes in MBPP functions,
+`tests/data/fim/mbpp_lines.jsonl`): then the program followed by it must exit without an error.
 
-Systems, from one generation per row (greedy decoding, so running the model again for each
-would give the same text):
-- `raw`: the model with a plain FIM prompt (PSM, 256 tokens of suffix), its first line as
-  it is: the baseline. Where the product's prompt differs (another `complete.layout` or
-  `suffix_tokens`), the baseline is generated from its own prompt, in the same run;
-- `complete`: `codeasst complete` itself: the stops, the statement cut, the confidence gate.
-The gate's threshold and the line limit are swept over the same generations, so the tuning
-split picks them and the test split reports them.
+Which rows (`--rows`): all, SAFIM's `block` or `control` rows, or `single-line`: block rows
+whose hole is one line and whose cursor is at that line's start (after its indentation).
+Where the cursor is (`--cursor`): as the row gives it (`indent`: after the indentation, as an
+editor's auto-indent puts it), or `line-start`: at column 1 of the emptied line, the
+indentation moved into the hole.
+
+Systems, on the same rows, in one run:
+- `complete`: what `codeasst complete` shows, from `complete_at`, the function the CLI and the
+  server call: the pre-request gate, the prompt, the stops, the statement cut and the
+  confidence gate. Silence is a fail for pass@1 and costs nothing in Happiness;
+- `raw`: the model with a plain FIM prompt (PSM), its first line as it is: the baseline, once
+  with the product's suffix budget and once with its own (the whole suffix, as a user of the bare
+  model would give it).
+Generation is bounded by tokens (complete.max_tokens), never by time: the figures do not move
+with the machine's load. Latency is measured apart, on the product's calls.
+
+Happiness per row, as the typing replay counts it: a passing suggestion is accepted whole
+(its length - 3), one that fails is discarded (-14), and every suggestion shown costs 0.05 a
+character. The gate's threshold is swept over the product's own candidates (`Suggestion.candidate`,
+what the cut kept before the gate judged it), so the tuning split picks it and the test split
+reports it.
 
 Rows are split by a hash of `task_id` (about half each), so the split never changes when rows
 are added. The programs the model completes are run here: in a temporary folder, with `-I`
-(no user site, no environment), a timeout and no network use by the programs' nature (they
-read stdin and print). This is an evaluation; the product never runs model output.
+(no user site), an empty environment, a timeout and no network use by the programs' nature
+(they read stdin and print). This is an evaluation; the product never runs model output.
 """
 
 from __future__ import annotations
@@ -29,34 +44,57 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from codeasst.complete.cut import cut
-from codeasst.complete.fim import CompleteOptions, fim_prompt, generate, mean_logprob
+from codeasst.backends.base import LLM, GenerationParams
+from codeasst.complete.fim import CompleteOptions, Suggestion, fim_prompt, suffix_budget
 from codeasst.errors import UsageError
 from codeasst.services import Services
 
 _TEST_TIMEOUT_S = 10.0
-THRESHOLDS = (-math.inf, -1.5, -1.2, -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, -0.2)
-LINE_LIMITS = (1, 2, 4)
-PLAIN_SUFFIX_TOKENS = 256  # the baseline's suffix: what `complete` read before it was tuned (docs/benchmarks.md)
+THRESHOLDS = (-math.inf, -1.5, -1.2, -1.0, -0.9, -0.8, -0.7, -0.6, -0.5, -0.4, -0.3, -0.2)  # mean log-probability
+CONFIDENCES = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8)  # the learned gate's probability
+OWN_SUFFIX_TOKENS = 2048  # the bare model's baseline reads the whole suffix (SAFIM's run to a few hundred)
+ROWS = ("all", "block", "control", "single-line")
+CURSORS = ("indent", "line-start")
+PATH = "main.py"  # the name the rows' programs have in the prompt
 
 
-def plain_options(options: CompleteOptions, max_lines: int) -> CompleteOptions:
-    """The baseline's prompt and stops: PSM with PLAIN_SUFFIX_TOKENS, `options`' budgets otherwise."""
-    return CompleteOptions(max_lines=max_lines, max_tokens=options.max_tokens, time_cap_ms=options.time_cap_ms,
-                           prefix_tokens=options.prefix_tokens, suffix_tokens=PLAIN_SUFFIX_TOKENS, layout="psm")
+def plain_options(options: CompleteOptions, suffix_tokens: int) -> CompleteOptions:
+    """The baseline's prompt: PSM with `suffix_tokens` of suffix, `options`' prefix budget."""
+    return CompleteOptions(max_tokens=options.max_tokens, time_cap_ms=0, prefix_tokens=options.prefix_tokens,
+                           suffix_tokens=suffix_tokens, layout="psm")
+
+
+def first_line(llm: LLM, prompt: str, max_tokens: int) -> str:
+    """The bare model's first line for `prompt`: generation stops at its first newline."""
+    text = ""
+    for token in llm.stream(prompt, GenerationParams(max_tokens=max_tokens, temperature=0.0)):
+        text += token.text
+        if "\n" in text:
+            break
+    return text.split("\n")[0]
 
 
 def settings_label(options: CompleteOptions) -> str:
     """The `complete` settings a report names: the ones its evaluations tune."""
     context = f", context {options.context_tokens} ({'+'.join(options.context_sources)})" \
         if options.context_tokens else ""
-    return (f"{options.layout}, suffix {options.suffix_tokens}, max_lines {options.max_lines}, "
-            f"threshold {options.min_mean_logprob}{context}")
+    suffix = options.suffix_tokens or f"auto ({options.suffix_ms} ms)"
+    return (f"{options.layout}, suffix {suffix}, max_lines {options.max_lines}, multiline {options.multiline}, "
+            f"gate {_gate_label(options)}{context}")
+
+
+def _gate_label(options: CompleteOptions) -> str:
+    from codeasst.complete.confidence import gate_model
+
+    model = gate_model()
+    if model is None:
+        return f"mean log-probability >= {options.min_mean_logprob}"
+    threshold = model.threshold if options.min_confidence is None else options.min_confidence
+    return f"learned, confidence >= {threshold:.2f}"
 
 
 def split_of(task_id: str) -> str:
@@ -71,25 +109,30 @@ class Row:
     suffix: str
     ground_truth: str
     tests: list[dict]
+    test_code: str = ""  # run after the program, never shown to the model (bench/fim_lines.py's rows)
 
 
 @dataclass
-class Generation:
+class Outcome:
+    """What each system made of one row."""
+
     task_id: str
     kind: str
-    raw: str
-    tokens: list[tuple[int, float]]
-    seconds: float
-    prompt_tokens: int
     truth_passes: bool
+    product: Suggestion
+    baselines: dict[str, str]  # system name -> its text
     passes: dict[str, bool] = field(default_factory=dict)  # completion text -> passes
-    baseline: str | None = None  # the baseline's text, where its plain prompt differs from the product's
 
 
-def load(path: Path, split: str, limit: int | None) -> list[Row]:
+def load(path: Path, split: str, limit: int | None, rows: str = "all", cursor: str = "indent") -> list[Row]:
+    """The rows of `split` and of the kind `rows`, with the cursor where `cursor` puts it."""
     if split not in ("tune", "test", "all"):
         raise UsageError(f"unknown split '{split}': use tune, test or all")
-    rows = []
+    if rows not in ROWS:
+        raise UsageError(f"unknown rows '{rows}': use {', '.join(ROWS)}")
+    if cursor not in CURSORS:
+        raise UsageError(f"unknown cursor '{cursor}': use {', '.join(CURSORS)}")
+    found = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -100,21 +143,51 @@ def load(path: Path, split: str, limit: int | None) -> list[Row]:
         try:
             data = json.loads(line)
             row = Row(str(data["task_id"]), data.get("kind", ""), data["prefix"], data["suffix"],
-                      data.get("ground_truth", ""), list(data["unit_tests"]))
+                      data.get("ground_truth", ""), list(data.get("unit_tests") or []), data.get("test_code", ""))
+            if not row.tests and not row.test_code:
+                raise KeyError("unit_tests or test_code")
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise UsageError(f"{path}:{number}: not a FIM row ({exc})") from None
-        if split in ("all", split_of(row.task_id)):
-            rows.append(row)
+        wanted = rows == "all" or (_kind(row) if rows == "single-line" else row.kind) == rows
+        if wanted and split in ("all", split_of(row.task_id)):
+            found.append(at_line_start(row) if cursor == "line-start" else row)
     # A stable sample across the file, not its first rows (they come grouped by kind).
-    rows.sort(key=lambda r: hashlib.sha256(r.task_id.encode()).hexdigest())
-    return rows[:limit] if limit else rows
+    found.sort(key=lambda r: hashlib.sha256(r.task_id.encode()).hexdigest())
+    return found[:limit] if limit else found
 
 
-def runs(program: str, tests: list[dict]) -> bool:
-    """Whether `program` prints an accepted output for every test."""
+def _kind(row: Row) -> str:
+    """`single-line` for a block row with a one-line hole at its line's start, and for the rows of
+    bench/fim_lines.py; else the row's kind."""
+    if row.kind == "line":
+        return "single-line"
+    line_start = row.prefix[row.prefix.rfind("\n") + 1:]
+    if row.kind == "block" and not line_start.strip() and "\n" not in row.ground_truth.strip():
+        return "single-line"
+    return row.kind
+
+
+def at_line_start(row: Row) -> Row:
+    """The row with the cursor at column 1 of its line: the indentation before it goes into the hole."""
+    cut_at = row.prefix.rfind("\n") + 1
+    indent = row.prefix[cut_at:]
+    if indent.strip() or not indent:
+        return row  # the cursor is after code on its line, or already at column 1
+    return replace(row, prefix=row.prefix[:cut_at], ground_truth=indent + row.ground_truth)
+
+
+def runs(program: str, tests: list[dict], test_code: str = "") -> bool:
+    """Whether `program` prints an accepted output for every test; with `test_code`, whether the
+    program followed by it exits without an error (reading nothing on stdin)."""
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "main.py"
-        file.write_text(program, encoding="utf-8")
+        file.write_text(program + ("\n" + test_code if test_code else ""), encoding="utf-8")
+        if test_code:
+            try:
+                return subprocess.run([sys.executable, "-I", str(file)], stdin=subprocess.DEVNULL, capture_output=True,
+                                      timeout=_TEST_TIMEOUT_S, cwd=tmp, env={}, check=False).returncode == 0
+            except subprocess.TimeoutExpired:
+                return False
         for test in tests:
             try:
                 proc = subprocess.run([sys.executable, "-I", str(file)], input=test["input"], capture_output=True,
@@ -129,19 +202,17 @@ def runs(program: str, tests: list[dict]) -> bool:
     return True
 
 
-def _passes(gen: Generation, row: Row, text: str) -> bool:
-    if text not in gen.passes:
-        gen.passes[text] = bool(text.strip()) and runs(row.prefix + text + row.suffix, row.tests)
-    return gen.passes[text]
+def _passes(outcome: Outcome, row: Row, text: str) -> bool:
+    if text not in outcome.passes:
+        outcome.passes[text] = bool(text.strip()) and runs(row.prefix + text + row.suffix, row.tests, row.test_code)
+    return outcome.passes[text]
 
 
-def suggestion(row: Row, gen: Generation, max_lines: int, threshold: float) -> str:
-    """What `complete` shows for this generation with these settings ("" for silence)."""
-    text, _ = cut("python", row.prefix, gen.raw, row.suffix, max_lines)
-    if not text:
-        return ""
-    mean = mean_logprob(gen.tokens, text, gen.raw)
-    return text if mean is None or mean >= threshold else ""
+def happiness(text: str, passes: bool) -> float:
+    """One request's Happiness (module docstring): 0 for silence."""
+    if not text.strip():
+        return 0.0
+    return (len(text) - 3 if passes else -14.0) - 0.05 * len(text)
 
 
 @dataclass
@@ -152,6 +223,8 @@ class Score:
     shown: int
     passed_shown: int
     truth_passed: int
+    happiness: float = 0.0  # in all
+    multi_line: int = 0  # suggestions shown with more than one line
 
     @property
     def pass_at_1(self) -> float:
@@ -165,91 +238,143 @@ class Score:
     def silence(self) -> float:
         return 1 - self.shown / self.rows if self.rows else 0.0
 
+    @property
+    def happiness_per_row(self) -> float:
+        return self.happiness / self.rows if self.rows else 0.0
 
-def score(name: str, rows: list[Row], gens: list[Generation], pick: Callable[[Row, Generation], str]) -> Score:
-    passed = shown = passed_shown = 0
-    for row, gen in zip(rows, gens, strict=True):
-        text = pick(row, gen)
-        ok = _passes(gen, row, text)
-        passed += ok
+
+def score(name: str, rows: list[Row], outcomes: list[Outcome], pick: Callable[[Outcome], str]) -> Score:
+    result = Score(name, len(rows), 0, 0, 0, sum(o.truth_passes for o in outcomes))
+    for row, outcome in zip(rows, outcomes, strict=True):
+        text = pick(outcome)
+        ok = _passes(outcome, row, text)
+        result.passed += ok
+        result.happiness += happiness(text, ok)
         if text.strip():
-            shown += 1
-            passed_shown += ok
-    return Score(name, len(rows), passed, shown, passed_shown, sum(g.truth_passes for g in gens))
+            result.shown += 1
+            result.passed_shown += ok
+            result.multi_line += "\n" in text.strip("\n")
+    return result
+
+
+def gated(outcome: Outcome, threshold: float) -> str:
+    """The product's candidate under another threshold of its gate: the learned model's probability,
+    or where its file is missing, the mean log-probability."""
+    product = outcome.product
+    value = product.confidence if product.confidence is not None else product.mean_logprob
+    return product.candidate if value is None or value >= threshold else ""
+
+
+def eval_options(services: Services, options: CompleteOptions) -> CompleteOptions:
+    """`options` as an evaluation runs them: no time cap, and the suffix budget this machine gets now,
+    fixed for the whole run (the product decides it from the measured speed; complete.suffix_tokens)."""
+    llm = services.complete_llm
+    llm.load()
+    return replace(options, time_cap_ms=0, suffix_tokens=suffix_budget(llm, options))
+
+
+def baseline_names(options: CompleteOptions) -> tuple[str, str]:
+    return (f"raw (plain FIM, first line), the product's suffix ({options.suffix_tokens} tokens)",
+            f"raw (plain FIM, first line), its own suffix (up to {OWN_SUFFIX_TOKENS} tokens)")
 
 
 def generate_all(services: Services, rows: list[Row], options: CompleteOptions,
-                 on_row: Callable[[int, int], None] | None = None) -> list[Generation]:
+                 on_row: Callable[[int, int], None] | None = None) -> list[Outcome]:
+    """Each row through `complete_at` (the product), then through the two baselines. `options` come
+    from eval_options. Each row's prompts start cold: the rows share nothing."""
+    from codeasst.tasks.complete import complete_at
+
     llm = services.complete_llm
-    llm.load()
-    gens = []
-    wide = replace(options, max_lines=max(LINE_LIMITS))
-    plain = plain_options(wide, wide.max_lines)
-    for number, row in enumerate(rows, 1):
-        prompt = fim_prompt(row.prefix, row.suffix, wide)
-        started = time.perf_counter()
-        raw, tokens, _ = generate(llm, prompt, row.prefix, wide)
-        seconds = time.perf_counter() - started
-        gen = Generation(row.task_id, row.kind, raw, tokens, seconds, llm.count_tokens(prompt) or 0,
-                         runs(row.prefix + row.ground_truth + row.suffix, row.tests))
-        if (baseline_prompt := fim_prompt(row.prefix, row.suffix, plain)) != prompt:
-            gen.baseline = generate(llm, baseline_prompt, row.prefix, plain)[0]
-        gens.append(gen)
-        if on_row:
-            on_row(number, len(rows))
-    return gens
+    names = baseline_names(options)
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="codeasst-eval-fim-") as tmp:
+        for number, row in enumerate(rows, 1):
+            text = row.prefix + row.suffix
+            line = row.prefix.count("\n") + 1
+            col = len(row.prefix) - (row.prefix.rfind("\n") + 1) + 1
+            product = complete_at(services, text, line, col, PATH, options, root=Path(tmp), llm=llm)
+            baselines = {name: first_line(llm, fim_prompt(row.prefix, row.suffix, plain_options(options, budget)),
+                                          options.max_tokens)
+                         for name, budget in zip(names, (options.suffix_tokens, OWN_SUFFIX_TOKENS), strict=True)}
+            truth = runs(row.prefix + row.ground_truth + row.suffix, row.tests, row.test_code)
+            outcomes.append(Outcome(row.task_id, row.kind, truth, product, baselines))
+            if on_row:
+                on_row(number, len(rows))
+    return outcomes
 
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def report(rows: list[Row], gens: list[Generation], options: CompleteOptions, split: str, seconds: float,
-           model: str) -> dict:
-    raw = score("raw (plain FIM, first line)", rows, gens,
-                lambda r, g: (g.raw if g.baseline is None else g.baseline).split("\n")[0])
-    product = score(f"complete ({settings_label(options)})", rows, gens,
-                    lambda r, g: suggestion(r, g, options.max_lines, options.min_mean_logprob))
-    sweep = [score(f"max_lines {n}, threshold {t}", rows, gens, lambda r, g, n=n, t=t: suggestion(r, g, n, t))
-             for n in LINE_LIMITS for t in THRESHOLDS]
-    latencies = sorted(g.seconds for g in gens)
-    return {"model": model, "split": split, "rows": len(rows), "seconds": round(seconds, 1),
-            "latency_p50_s": round(statistics.median(latencies), 3) if latencies else None,
-            "latency_p95_s": round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 3)
-            if latencies else None,
-            "prompt_tokens_p50": statistics.median(g.prompt_tokens for g in gens) if gens else None,
-            "systems": [raw, product], "sweep": sweep}
+def _percentile(values: list[float], q: float) -> float | None:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1) if ordered else None
+
+
+def report(rows: list[Row], outcomes: list[Outcome], options: CompleteOptions, split: str, seconds: float,
+           model: str, *, kind: str = "all", cursor: str = "indent") -> dict:
+    product = score(f"complete ({settings_label(options)})", rows, outcomes, lambda o: o.product.text)
+    baselines = [score(name, rows, outcomes, lambda o, name=name: o.baselines[name]) for name in baseline_names(options)]
+    learned = any(o.product.confidence is not None for o in outcomes)
+    sweep = [score(f"complete, {'confidence' if learned else 'mean log-probability'} threshold {t}", rows, outcomes,
+                   lambda o, t=t: gated(o, t)) for t in (CONFIDENCES if learned else THRESHOLDS)]
+    asked = [o.product for o in outcomes if o.product.prompt_tokens]  # the gate answered the others at once
+    silenced = {}
+    for o in outcomes:
+        if not o.product.text:
+            why = o.product.reason.split(" (")[0]
+            silenced[why] = silenced.get(why, 0) + 1
+    return {"model": model, "split": split, "rows_kind": kind, "cursor": cursor, "rows": len(rows),
+            "seconds": round(seconds, 1), "suffix_tokens": options.suffix_tokens,
+            "latency_p50_ms": _percentile([p.latency_ms for p in asked], 0.5),
+            "latency_p95_ms": _percentile([p.latency_ms for p in asked], 0.95),
+            "prompt_tokens_p50": statistics.median(p.prompt_tokens for p in asked) if asked else None,
+            "silenced": dict(sorted(silenced.items(), key=lambda kv: -kv[1])),
+            "systems": [*baselines, product], "sweep": sweep}
 
 
 def lines(result: dict) -> list[str]:
-    head = (f"{result['rows']} rows ({result['split']} split), model {result['model']}, {result['seconds']} s; "
-            f"generation p50 "
-            f"{result['latency_p50_s']} s, p95 {result['latency_p95_s']} s; prompt tokens p50 "
-            f"{result['prompt_tokens_p50']}")
-    out = [head, "",
-           "| system | pass@1 | pass when shown | shown | silence | ground truth passes |", "|---|---|---|---|---|---|"]
-    for s in result["systems"]:
-        out.append(f"| {s.system} | {_pct(s.pass_at_1)} ({s.passed}) | {_pct(s.pass_when_shown)} | {s.shown} | "
-                   f"{_pct(s.silence)} | {s.truth_passed} |")
-    out += ["", "Sweep over the same generations (choose on the tuning split):", "",
-            "| settings | pass@1 | pass when shown | silence |", "|---|---|---|---|"]
-    for s in result["sweep"]:
-        out.append(f"| {s.system} | {_pct(s.pass_at_1)} | {_pct(s.pass_when_shown)} | {_pct(s.silence)} |")
+    head = (f"{result['rows']} rows ({result['rows_kind']}, cursor {result['cursor']}; {result['split']} split), "
+            f"model {result['model']}, {result['seconds']} s; complete's latency (rows the model answered) p50 "
+            f"{result['latency_p50_ms']} ms, p95 {result['latency_p95_ms']} ms; prompt tokens p50 "
+            f"{result['prompt_tokens_p50']}; generation bounded by tokens, not time")
+    out = [head, "", _HEADER.format("system"), _RULE]
+    out += [_row(s) for s in result["systems"]]
+    if result["silenced"]:
+        out += ["", "complete's silences: " + "; ".join(f"{why}: {n}" for why, n in result["silenced"].items())]
+    out += ["", "The product's candidates under other thresholds of its gate (choose on the tuning split):", "",
+            _HEADER.format("settings"), _RULE]
+    out += [_row(s) for s in result["sweep"]]
     return out
+
+
+_HEADER = ("| {} | pass@1 | pass when shown | shown | silence | multi-line shown | Happiness per row | "
+           "ground truth passes |")
+_RULE = "|---|---|---|---|---|---|---|---|"
+
+
+def _row(s: Score) -> str:
+    return (f"| {s.system} | {_pct(s.pass_at_1)} ({s.passed}) | {_pct(s.pass_when_shown)} | {s.shown} | "
+            f"{_pct(s.silence)} | {s.multi_line} | {s.happiness_per_row:.2f} | {s.truth_passed} |")
 
 
 def to_json(result: dict) -> dict:
     def one(s: Score) -> dict:
         return {"system": s.system, "rows": s.rows, "pass_at_1": round(s.pass_at_1, 4),
                 "pass_when_shown": round(s.pass_when_shown, 4), "shown": s.shown, "silence": round(s.silence, 4),
+                "multi_line_shown": s.multi_line, "happiness_per_row": round(s.happiness_per_row, 3),
                 "ground_truth_passes": s.truth_passed}
 
     return {**result, "systems": [one(s) for s in result["systems"]], "sweep": [one(s) for s in result["sweep"]]}
 
 
-def write_rows(path: Path, gens: list[Generation]) -> None:
+def write_rows(path: Path, rows: list[Row], outcomes: list[Outcome]) -> None:
     with path.open("w", encoding="utf-8") as f:
-        for g in gens:
-            f.write(json.dumps({"task_id": g.task_id, "kind": g.kind, "raw": g.raw, "seconds": round(g.seconds, 3),
-                                "prompt_tokens": g.prompt_tokens, "truth_passes": g.truth_passes,
-                                "tokens": g.tokens}) + "\n")
+        for row, o in zip(rows, outcomes, strict=True):
+            f.write(json.dumps({"task_id": o.task_id, "kind": o.kind, "truth_passes": o.truth_passes,
+                                "product": o.product.to_json(), "features": o.product.features,
+                                "product_passes": _passes(o, row, o.product.text),
+                                "candidate_passes": _passes(o, row, o.product.candidate),
+                                "baselines": {name: {"text": text, "passes": _passes(o, row, text)}
+                                              for name, text in o.baselines.items()}}) + "\n")

@@ -14,9 +14,11 @@ Systems, on the same rows:
   the tests are flaky, or need what the copy lacks;
 - `deleted`: the line left empty. A row where that passes too is dropped (and counted): its tests
   do not notice the statement, so it cannot tell a good completion from a bad one;
-- `raw`: the model with a plain FIM prompt (PSM, eval fim's baseline suffix), its first line;
-- `complete`: `codeasst complete` itself (`complete_at`): its stops, statement cut and confidence
-  gate. Silence counts as a fail for pass@1.
+- `raw`: the model with a plain FIM prompt (PSM), its first line, once with the product's suffix
+  budget and once with its own (eval fim's baselines);
+- `complete`: `codeasst complete` itself (`complete_at`): its pre-request gate, stops, statement cut
+  and confidence gate. Silence counts as a fail for pass@1.
+Generation is bounded by tokens, not time (eval fim's eval_options).
 The two sanity rows are scored over every masked row, the two models over the rows kept.
 
 The repository's tests and the model's code are run here, because the user asked for this
@@ -40,9 +42,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from codeasst.complete.fim import CompleteOptions, fim_prompt, generate
+from codeasst.complete.fim import CompleteOptions, fim_prompt
 from codeasst.errors import CodeasstError, UsageError
-from codeasst.evals.fim import Score, _pct, plain_options, settings_label
+from codeasst.evals.fim import OWN_SUFFIX_TOKENS, Score, _pct, eval_options, first_line, plain_options, settings_label
 from codeasst.evals.masking import Function, Masked, functions, mask
 from codeasst.evals.packages import REQUIREMENT, fetch, import_root
 from codeasst.services import Services
@@ -68,9 +70,11 @@ class Row:
     function_tests: int  # passing tests that run any line of the function that may be masked
     truth_passes: bool = False
     deleted_passes: bool = False
-    raw: str = ""
+    raw: str = ""  # the bare model, with the product's suffix budget
     raw_passes: bool = False
     raw_ms: float = 0.0
+    raw_own: str = ""  # the bare model, with its own (the whole suffix)
+    raw_own_passes: bool = False
     text: str = ""  # `complete`'s suggestion ("" for silence)
     reason: str = ""  # why it was silent
     complete_raw: str = ""  # what the model wrote for `complete`, before its cut
@@ -235,12 +239,12 @@ def select(found: list[Function], lines: dict[tuple[str, int], list[str]], limit
     return picked
 
 
-def _raw(services: Services, masked: Masked, options: CompleteOptions) -> tuple[str, float]:
-    """The baseline: a plain FIM prompt, the model's first line (generation stops there)."""
-    plain = plain_options(options, max_lines=1)
+def _raw(services: Services, masked: Masked, suffix_tokens: int, max_tokens: int) -> tuple[str, float]:
+    """The baseline: a plain FIM prompt with `suffix_tokens` of suffix, the model's first line."""
+    plain = plain_options(CompleteOptions(max_tokens=max_tokens), suffix_tokens)
     started = time.perf_counter()
-    text = generate(services.complete_llm, fim_prompt(masked.prefix, masked.suffix, plain), masked.prefix, plain)[0]
-    return text.split("\n")[0], (time.perf_counter() - started) * 1000
+    text = first_line(services.complete_llm, fim_prompt(masked.prefix, masked.suffix, plain), max_tokens)
+    return text, (time.perf_counter() - started) * 1000
 
 
 def test_piece(work: Work, node_id: str) -> tuple[str, str, int] | None:
@@ -291,7 +295,8 @@ def score_row(services: Services, work: Work, row: Row, source: str, options: Co
     # Both prompts start with the same prefix: each system starts from a cache that holds none of it,
     # so that its latency is that of a first request here, not one the other system's request sped up.
     services.complete_llm.warm("\n")
-    row.raw, row.raw_ms = _raw(services, masked, options)
+    row.raw, row.raw_ms = _raw(services, masked, options.suffix_tokens, options.max_tokens)
+    row.raw_own = _raw(services, masked, OWN_SUFFIX_TOKENS, options.max_tokens)[0]
     services.complete_llm.warm("\n")
     context = came_from_test(work, row, masked, options) if recent_tests else None
     suggestion = complete_at(services, masked.text, masked.line, masked.col, row.file, options, root=work.root,
@@ -300,7 +305,8 @@ def score_row(services: Services, work: Work, row: Row, source: str, options: Co
     row.mean_logprob, row.complete_raw = suggestion.mean_logprob, suggestion.raw
 
     # Silence leaves the line empty: the deletion, which fails on every row kept (and is not run again).
-    row.raw_passes, row.passes = (work.passes(row.file, masked.fill(text), row.tests) for text in (row.raw, row.text))
+    row.raw_passes, row.raw_own_passes, row.passes = (work.passes(row.file, masked.fill(text), row.tests)
+                                                      for text in (row.raw, row.raw_own, row.text))
 
 
 def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: int | None = 20, seed: int = 0,
@@ -314,7 +320,7 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
         raise UsageError("eval unittest runs the repository's tests with pytest, which is not installed",
                          hint="pip install pytest; it is in codeasst's dev extra")
     folder, label = resolve(repo)
-    options = options or options_from(services)
+    options = eval_options(services, options or options_from(services))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="codeasst-eval-unittest-") as tmp:
         work = prepare(folder, tests, Path(tmp), test_timeout_s)
@@ -361,8 +367,8 @@ def _score(name: str, rows: list[Row], pick: Callable[[Row], tuple[str, bool]],
     shown = [ok for text, ok in picks if text.strip()]
     ms = [latency(r) for r in rows] if latency else []
     return SystemScore(name, len(rows), sum(ok for _, ok in picks), len(shown), sum(shown),
-                       sum(r.truth_passes for r in rows), latency is None, _percentile(ms, 0.5),
-                       _percentile(ms, 0.95))
+                       sum(r.truth_passes for r in rows), sanity=latency is None, latency_p50_ms=_percentile(ms, 0.5),
+                       latency_p95_ms=_percentile(ms, 0.95))
 
 
 def systems(rows: list[Row]) -> list[SystemScore]:
@@ -370,7 +376,10 @@ def systems(rows: list[Row]) -> list[SystemScore]:
     kept = [r for r in rows if r.status == "scored"]
     return [_score("ground truth (the line as it was)", rows, lambda r: (r.statement, r.truth_passes)),
             _score("deleted (the line left empty)", rows, lambda r: ("", r.deleted_passes)),
-            _score("raw (plain FIM, first line)", kept, lambda r: (r.raw, r.raw_passes), lambda r: r.raw_ms),
+            _score("raw (plain FIM, first line), the product's suffix", kept, lambda r: (r.raw, r.raw_passes),
+                   lambda r: r.raw_ms),
+            _score(f"raw (plain FIM, first line), its own suffix (up to {OWN_SUFFIX_TOKENS} tokens)", kept,
+                   lambda r: (r.raw_own, r.raw_own_passes)),
             _score("complete", kept, lambda r: (r.text, r.passes), lambda r: r.latency_ms)]
 
 

@@ -318,14 +318,14 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         return await _in_thread(request, lambda gone: open_in(body, gone))
 
     def open_in(body: OpenRequest, gone: threading.Event) -> dict:
-        from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt
+        from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt, suffix_budget
 
         rel, text = _buffer(state, body.path, body.text)
-        options = options_from(services)
         at = _position(text, body.line, body.col or 1) if body.line is not None else None
         number = next(state.numbers)
         started = time.perf_counter()
         llm = services.complete_llm
+        options = options_from(services)
         with state.clients.hold(body.client) as client:
             client.latest = number
 
@@ -334,6 +334,9 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
             try:
                 with state.queue_for(llm).turn(body.client, cancelled=superseded):
+                    llm.load()
+                    llm.switch(body.client, cfg.kv_slots)
+                    options = replace(options, suffix_tokens=suffix_budget(llm, options))  # as complete() reads it
                     context = state.context(client, rel, text, at.prefix if at else "", renew=True)
                     if at is not None:
                         # The prompt at the cursor, all but the marker after which the model writes.
@@ -342,8 +345,6 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
                         # The file's beginning as a prompt prefix: the first request in it finds it cached
                         # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
                         prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
-                    llm.load()
-                    llm.switch(body.client, cfg.kv_slots)
                     warmed = llm.warm(prompt, cancelled=superseded)  # a newer request stops it between batches
             except Left:
                 return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}

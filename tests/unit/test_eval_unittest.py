@@ -164,7 +164,8 @@ def test_a_suite_that_collects_nothing_is_bad_input(tmp_path):
 def test_evaluate_scores_the_systems_and_drops_what_the_tests_cannot_notice(tmp_path):
     write_tree(tmp_path / "src", REPO)
     llm = ScriptedLLM()
-    llm.enqueue("return x + x\n", "return x * 3\n")  # raw (right), then complete (wrong)
+    # raw with the product's suffix (right), raw with its own (wrong), then complete (wrong)
+    llm.enqueue("return x + x\n", "return x - x\n", "return x * 3\n")
     services = build_services(tmp_path, llm=llm, embedder=HashingEmbedder())
     result = um.evaluate(services, str(tmp_path / "src"), limit=None)
     rows = {r.function: r for r in result["rows"]}
@@ -176,15 +177,16 @@ def test_evaluate_scores_the_systems_and_drops_what_the_tests_cannot_notice(tmp_
                                                                 ["tests/test_calc.py::test_double"])
     assert (double.raw, double.raw_passes) == ("return x + x", True)
     assert (double.text, double.passes) == ("return x * 3", False)
-    assert len(llm.history) == 2  # the dropped row asked the model nothing
+    assert (double.raw_own, double.raw_own_passes) == ("return x - x", False)
+    assert len(llm.history) == 3  # the dropped row asked the model nothing
     assert "<|fim_suffix|>" in llm.history[0] and llm.history[0].rstrip().endswith("<|fim_middle|>")
     assert (result["functions"], result["functions_reached"], result["masked"]) == (4, 2, 2)
     assert (result["dropped_unnoticed"], result["dropped_truth_fails"], result["scored"]) == (1, 0, 1)
     assert (tmp_path / "src" / "pkg" / "calc.py").read_text() == REPO["pkg/calc.py"]  # the copy was changed
-    by_name = {s.system.split(" ")[0]: s for s in result["systems"]}
-    assert (by_name["ground"].rows, by_name["ground"].passed) == (2, 2)
-    assert (by_name["deleted"].rows, by_name["deleted"].passed) == (2, 1)
-    assert (by_name["raw"].rows, by_name["raw"].passed, by_name["complete"].passed) == (1, 1, 0)
+    truth, deleted, raw, raw_own, complete = result["systems"]
+    assert (truth.rows, truth.passed) == (2, 2)
+    assert (deleted.rows, deleted.passed) == (2, 1)
+    assert (raw.rows, raw.passed, raw_own.passed, complete.passed) == (1, 1, 0, 0)
 
 
 def _row(status: str, raw: str = "", raw_ok: bool = False, text: str = "", ok: bool = False) -> um.Row:
@@ -196,7 +198,7 @@ def _row(status: str, raw: str = "", raw_ok: bool = False, text: str = "", ok: b
 def test_scores_silence_and_the_json_shape(tmp_path):
     rows = [_row("scored", "return 1", True, "return 1", True), _row("scored", "return 2", False, "", False),
             _row("scored", "x", False, "return 1", True), _row("unnoticed"), _row("truth fails")]
-    truth, deleted, raw, complete = um.systems(rows)
+    truth, deleted, raw, _, complete = um.systems(rows)
     assert (truth.rows, truth.passed, deleted.rows, deleted.passed) == (5, 4, 5, 1)
     assert (raw.rows, raw.passed, raw.shown, raw.silence) == (3, 1, 3, 0.0)
     assert (complete.passed, complete.shown, complete.pass_when_shown) == (2, 2, 1.0)
@@ -205,10 +207,10 @@ def test_scores_silence_and_the_json_shape(tmp_path):
     assert (complete.latency_p50_ms, raw.latency_p95_ms, truth.latency_p50_ms) == (200.0, 100.0, None)
     result = {"repo": "r", "model": "bundled", "tests": ["tests"], "seed": 0, "seconds": 1.0, "tests_found": 3, "tests_passed": 3,
               "functions": 5, "functions_reached": 5, "masked": 5, "dropped_unnoticed": 1, "dropped_truth_fails": 1,
-              "scored": 3, "test_runs": 9, "settings": "psm", "systems": [truth, deleted, raw, complete],
+              "scored": 3, "test_runs": 9, "settings": "psm", "systems": um.systems(rows),
               "rows": rows}
     data = um.to_json(result)
-    assert "rows" not in data and data["systems"][0]["silence"] is None and data["systems"][3]["shown"] == 2
+    assert "rows" not in data and data["systems"][0]["silence"] is None and data["systems"][4]["shown"] == 2
     assert any(line.startswith("| complete | 3 | 66.7% (2) | 100.0% | 2 | 33.3% |") for line in um.lines(result))
     um.write_rows(tmp_path / "rows.jsonl", rows)
     written = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
@@ -230,11 +232,11 @@ def test_with_recent_tests_completes_as_a_user_coming_from_the_test(tmp_path, mo
     monkeypatch.setenv("CODEASST_COMPLETE__CONTEXT_TOKENS", "512")
     monkeypatch.setenv("CODEASST_COMPLETE__CONTEXT_SOURCES", '["recent"]')
     llm = ScriptedLLM()
-    llm.enqueue("return x + x\n", "return x * 2\n")
+    llm.enqueue("return x + x\n", "return x + x\n", "return x * 2\n")
     services = build_services(tmp_path, llm=llm, embedder=HashingEmbedder())
     result = um.evaluate(services, str(tmp_path / "src"), limit=None, recent_tests=True)
-    raw_prompt, prompt = llm.history
-    assert "<|file_sep|>" not in raw_prompt, "the baseline's prompt has no other files"
+    *raw_prompts, prompt = llm.history
+    assert all("<|file_sep|>" not in raw for raw in raw_prompts), "the baselines' prompts have no other files"
     head = prompt.split("<|file_sep|>pkg/calc.py\n")[0]
     assert head.startswith("<|repo_name|>") and "\n<|file_sep|>tests/test_calc.py\nfrom pkg.calc import" in head
     assert "def test_double():\n    assert double(2) == 4\n" in head, "the ring holds the test that runs the line"
