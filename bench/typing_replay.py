@@ -1,6 +1,7 @@
 """Typing replay: real files typed into `codeasst serve` at a human pace, a suggestion asked at each pause.
 
     python bench/typing_replay.py [--model bundled|bundled-1.5b] [--max-requests 150] [--log FILE]
+    python bench/typing_replay.py --offline FEATURES.jsonl --files PKG/MODULE.py ... [--gate]
 
 Files. A few modules of installed packages nobody here wrote (`--files`, relative to
 site-packages). In each, the last `--lines` lines of `--functions` functions (spread
@@ -42,8 +43,15 @@ sent to `POST /v1/events` (shown with its length, then accepted with the accepte
 length, or discarded), so `codeasst stats` (run at the end) shows them too.
 
 Happiness = Σ(AcceptedLength − 3·NumAccepts) − 0.05·ΣShowSuggestLength − 14·ΣNumDiscards
-(the seed product's), in total and per shown suggestion. The model's raw speed is
-measured in the same run, before and after the replay (the server stopped).
+(the seed product's), in total, per request (silence costs nothing) and per shown
+suggestion. A shown suggestion runs past the hole when it holds more lines than are left
+to type, or a line of the code that follows the region; those are counted. The model's raw
+speed is measured in the same run, before and after the replay (the server stopped).
+
+`--offline FEATURES.jsonl`: no server and no clock. Each request goes to `complete_at` (what
+the server calls) in this process, every answer counts as in time, and the confidence gate
+is open (every candidate shown) unless `--gate`: one line per request the model answered,
+with the gate's features and what the user took of the candidate, for bench/train_gate.py.
 """
 
 from __future__ import annotations
@@ -162,6 +170,7 @@ class Asked:
     sim_at: float
     budget: float  # seconds from sending to the next keystroke
     upcoming: str = ""  # what the user is about to type, from the cursor to the region's end
+    following: str = ""  # the file's text after the region: code a suggestion must not run into
     started: float = 0.0  # real clock (perf_counter)
     latency: float = 0.0
     answer: dict = field(default_factory=dict)
@@ -225,7 +234,7 @@ class InProcess(Client):
     `complete_at`, the function the server calls, in this process, with the gate open (every
     candidate shown, so that each one gets its label), and every answer counts as in time."""
 
-    def __init__(self, repo: Path, model: str) -> None:
+    def __init__(self, repo: Path, model: str, gate: bool = False) -> None:
         from dataclasses import replace
 
         from codeasst.services import build_services
@@ -233,7 +242,9 @@ class InProcess(Client):
 
         super().__init__("", "")
         self.services = build_services(repo, model=model)
-        self.options = replace(options_from(self.services), min_confidence=0.0, min_mean_logprob=-1e9)
+        self.options = options_from(self.services)
+        if not gate:
+            self.options = replace(self.options, min_confidence=0.0, min_mean_logprob=-1e9)
         self.answers: dict[str, object] = {}  # suggestion id -> the Suggestion, features and all
 
     def post(self, route: str, payload: dict) -> tuple[int, dict]:
@@ -276,9 +287,9 @@ class Replay:
         if status != 200:
             raise RuntimeError(f"/v1/events answered {status}: {body}")
 
-    def send(self, path: str, text: str, offset: int, budget: float, upcoming: str) -> Asked:
+    def send(self, path: str, text: str, offset: int, budget: float, upcoming: str, following: str = "") -> Asked:
         """Send a request now (simulated); wait for it as long as the user would, in real time."""
-        asked = Asked(path, offset, self.clock + self.debounce, budget, upcoming)
+        asked = Asked(path, offset, self.clock + self.debounce, budget, upcoming, following[:2000])
         self.overlap(asked.sim_at)
         self.asked.append(asked)
         self.last = asked
@@ -353,7 +364,7 @@ class Replay:
             pending = None
             if gap > self.debounce and not self.full():
                 text = before + target[:pos] + after
-                pending = self.send(path, text, len(before) + pos, gap - self.debounce, target[pos:])
+                pending = self.send(path, text, len(before) + pos, gap - self.debounce, target[pos:], after)
             self.clock += gap
             took = self.judge(pending, target[pos:]) if pending else 0
             if took:  # Tab in place of the next keystroke
@@ -400,6 +411,17 @@ def latency_line(label: str, asked: list[Asked]) -> str:
     if not ms:
         return f"{label}: none"
     return f"{label}: p50 {pct(ms, 0.5):.0f} ms, p95 {pct(ms, 0.95):.0f} ms, max {max(ms):.0f} ms ({len(ms)})"
+
+
+def runs_past(asked: Asked) -> bool:
+    """Whether the suggestion goes on past the hole: more lines than are left to type, or a line of the
+    code that already follows the region (whitespace aside)."""
+    text = asked.answer.get("text", "")
+    lines = [" ".join(line.split()) for line in text.split("\n")]
+    if len(lines) > asked.upcoming.count("\n") + 1:
+        return True
+    after = {" ".join(line.split()) for line in asked.following.split("\n")[:40] if line.strip()}
+    return any(line and line in after for line in lines[1:])
 
 
 def happiness(events: list[tuple[str, int]]) -> tuple[float, int]:
@@ -474,7 +496,11 @@ def report(replay: Replay, regions: dict[str, list[Region]], elapsed: float) -> 
     print(f"accepted {len(accepts)} of {shown} shown (accept rate {len(accepts) / max(1, shown):.1%}; "
           f"{sum(1 for a in accepts if a.accepted == len(a.answer['text']))} in full), "
           f"{sum(a.accepted for a in accepts)} characters")
-    print(f"Happiness {total:.1f} in all, {total / max(1, shown):.2f} per shown suggestion")
+    print(f"Happiness {total:.1f} in all, {total / max(1, len(asked)):.2f} per request, "
+          f"{total / max(1, shown):.2f} per shown suggestion; shown for {shown / max(1, len(asked)):.1%} of requests")
+    past = [a for a in asked if a.outcome == "shown" and runs_past(a)]
+    print(f"shown suggestions that run past the hole (more lines than are left to type, or a line of the code "
+          f"after it): {len(past)}")
     u_shown, u_accepted, u_total = untimed(asked)
     print(f"had every answer been shown however late: {u_shown} shown, {u_accepted} accepted "
           f"({u_accepted / max(1, u_shown):.1%}), Happiness {u_total:.1f}, {u_total / max(1, u_shown):.2f} per shown")
@@ -497,25 +523,27 @@ def report(replay: Replay, regions: dict[str, list[Region]], elapsed: float) -> 
 
 def offline(args: argparse.Namespace, repo: Path, texts: dict[str, str], regions: dict[str, list[Region]],
             pace: Pace, debounce: float) -> None:
-    """The replay through InProcess: one line per candidate, with what the user would have taken of it."""
-    client = InProcess(repo, args.model)
+    """The replay through InProcess: one line per request the model answered, with its candidate ("" for
+    silence) and what the user would have taken of it."""
+    client = InProcess(repo, args.model, gate=args.gate)
     replay = Replay(client, pace, debounce, args.max_requests, args.seed, timed=False)
     for rel in args.files:
         if regions[rel] and not replay.full():
             replay.file(rel, texts[rel], regions[rel])
     replay.finish()
+    report(replay, regions, 0.0)
     written = 0
     with args.offline.open("a", encoding="utf-8") as out:
         for asked in replay.asked:
             found = client.answers.get(asked.answer.get("id", ""))
-            if found is None or not found.candidate:
-                continue
-            taken = accepted_length(found.candidate, asked.upcoming)
+            if found is None or not found.features:
+                continue  # the model was not asked (the gate before it, or a type-ahead)
+            taken = accepted_length(found.candidate, asked.upcoming) if found.candidate else 0
             out.write(json.dumps({"source": f"replay:{asked.path}", "model": client.services.complete_llm.name,
                                   "features": found.features, "candidate": found.candidate, "accepted": taken,
                                   "upcoming": asked.upcoming[:200]}) + "\n")
             written += 1
-    print(f"offline: {len(replay.asked)} requests, {written} candidates written to {args.offline}")
+    print(f"offline: {len(replay.asked)} requests, {written} answered by the model written to {args.offline}")
 
 
 def main() -> None:
@@ -535,6 +563,8 @@ def main() -> None:
     parser.add_argument("--offline", type=Path, metavar="FEATURES.jsonl",
                         help="no server and no clock: complete_at in this process with the gate open; write each "
                              "candidate's gate features and whether the user took it (bench/train_gate.py reads it)")
+    parser.add_argument("--gate", action="store_true",
+                        help="with --offline: keep complete's gate, to compare settings by Happiness untimed")
     args = parser.parse_args()
 
     from codeasst import paths

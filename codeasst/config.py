@@ -159,10 +159,9 @@ class FixSettings(_Section):
 
 class CompleteSettings(_Section):
     model: str = "auto"
-    """The model that completes: 'auto' (the 1.5B where it is installed, else the 0.5B: in the typing
-    replay the 1.5B's suggestions cost the user less, by the Happiness metric, on 2 CPU cores too;
-    docs/benchmarks.md), 'llm' (whatever llm.model picks), or any value llm.model takes.
-    `--model` on a command sets both."""
+    """The model that completes: 'auto' (the 1.5B where it is installed and the machine has a GPU or 4
+    cores, else the 0.5B: chosen by Happiness per request within the typing budget; docs/benchmarks.md),
+    'llm' (whatever llm.model picks), or any value llm.model takes. `--model` on a command sets both."""
 
     max_lines: int = 4
     """Whole statements of the cursor's block a suggestion may hold where more than one line is allowed

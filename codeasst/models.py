@@ -129,10 +129,11 @@ def resolve_complete(settings: Settings, choice: str | None = None) -> ModelSpec
 
 
 def complete_auto_choice() -> str:
-    """The 1.5B when it is installed, on any machine: in the typing replay (docs/benchmarks.md) its
-    suggestions came later and fewer were shown, but they cost the user less by the Happiness metric
-    than the 0.5B's, which were discarded more often."""
-    return "bundled-1.5b" if bundled.is_installed(bundled.SIBLING) else "bundled"
+    """As auto_choice: the 1.5B only on a machine where it answers inside the typing budget. Chosen
+    by Happiness per request (docs/benchmarks.md, issue 25): on 2 CPU cores the 1.5B reads a prompt at
+    about 60 to 70 tokens a second, so one line takes it well over the 300 ms a suggestion has, and
+    a suggestion that comes after the next keystroke is never shown."""
+    return auto_choice()
 
 
 def auto_choice() -> str:

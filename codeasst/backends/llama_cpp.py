@@ -41,6 +41,7 @@ def gpu_offload_supported() -> bool:
 CALIBRATION = "def f(x):\n    return [x * i for i in range(10)]\n" * 8  # about 130 tokens of code
 SPEED_SAMPLE = 32  # new prompt tokens a request must read for its speed to count
 SPEED_SAVE_S = 60.0  # the measured speed is written to disk at most this often
+REUSE_CHUNK = 64  # tokens: a shorter run found further on in the cache is read again, not shifted
 WARM_BATCH = 256  # tokens evaluated between two looks at `cancelled` (about 1.5 s on 2 CPU cores)
 
 
@@ -190,12 +191,7 @@ class LlamaCppLLM(LLM):
         tokens = self.tokenize(text)[: self.context_length - 256]
         with self._lock:
             llama = self.llama
-            same = 0
-            for a, b in zip(llama.input_ids[: llama.n_tokens], tokens, strict=False):
-                if a != b:
-                    break
-                same += 1
-            llama.n_tokens = same  # eval() drops the cache past here and appends the rest
+            same = _reuse(llama, tokens)  # eval() drops the cache past here and appends the rest
             for start in range(same, len(tokens), WARM_BATCH):
                 if cancelled is not None and cancelled():
                     return start - same
@@ -247,11 +243,7 @@ class LlamaCppLLM(LLM):
         budget = min(params.max_tokens, self.context_length - len(tokens) - 1)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         with self._lock:
-            held = 0
-            for a, b in zip(llama.input_ids[: llama.n_tokens], tokens, strict=False):
-                if a != b:
-                    break
-                held += 1
+            held = _reuse(llama, tokens)
             started = time.perf_counter()
             # generate() reuses the KV cache for the longest common prefix with the last call.
             stream = llama.generate(tokens, temp=params.temperature, top_k=40, top_p=0.95, min_p=0.05,
@@ -272,6 +264,39 @@ class LlamaCppLLM(LLM):
             tail = decoder.decode(b"", final=True)
             if tail:
                 yield Token(tail)
+
+
+def _reuse(llama, tokens: list[int]) -> int:
+    """Make the KV cache hold the longest start of `tokens` it can, without evaluating anything; the
+    count held. Past the common prefix, runs of at least REUSE_CHUNK tokens that are still in the cache
+    further on are shifted back into place, as llama.cpp's server does with `--cache-reuse`: when the
+    prompt's window of the file moves on (the user typed past a step, or moved down to another
+    function), the text both windows hold is not read again, only what is new."""
+    cached = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+    head = 0
+    while head < len(cached) and head < len(tokens) and cached[head] == tokens[head]:
+        head += 1
+    head_cache = head
+    ctx = llama._ctx
+    while head_cache < len(cached) and head < len(tokens):
+        run = 0
+        while (head_cache + run < len(cached) and head + run < len(tokens)
+               and cached[head_cache + run] == tokens[head + run]):
+            run += 1
+        if run >= REUSE_CHUNK:
+            ctx.kv_cache_seq_rm(-1, head, head_cache)
+            ctx.kv_cache_seq_shift(0, head_cache, head_cache + run, head - head_cache)  # one sequence: 0
+            head, head_cache = head + run, head_cache + run
+        else:
+            head_cache += 1
+    ctx.kv_cache_seq_rm(-1, head, -1)
+    if head != len(cached):
+        # The logits held are those of the last token evaluated, which is gone now: generate() must
+        # evaluate the prompt's last token again rather than sample from them.
+        llama._requires_eval = True
+    llama.input_ids[:head] = tokens[:head]
+    llama.n_tokens = head
+    return head
 
 
 def _restore(llama, saved) -> None:

@@ -9,8 +9,10 @@ of the cursor on its line, and which model wrote it.
 
 It was trained by `bench/train_gate.py` (scikit-learn) on the dev set's tuning split and on
 typing replays of repositories no report is made on, and its operating point maximises
-Happiness per request there: a suggestion is shown when the probability that it is taken is
-above the model file's `threshold` (or complete.min_confidence). The file ships in the
+Happiness per request there, one for suggestions mid-line and one for those at a line's
+start: a suggestion is shown when the probability that it is taken is above the operating
+point for its place (or complete.min_confidence). A place whose operating point is above 1
+never paid for itself in that data: there the model is not asked at all (never_worth_asking). The file ships in the
 package; it is a few coefficients read with `json`, in well under a millisecond.
 """
 
@@ -38,20 +40,34 @@ def _logprobs(tokens: list[tuple[int, float]], text: str) -> list[float]:
     return [lp for (_, lp), start in zip(tokens, starts, strict=False) if start < len(text)]
 
 
+def position(prefix: str, hole: Hole, model: str) -> dict[str, float]:
+    """What is known before the model is asked: where the cursor is, and which model would answer."""
+    left = prefix[prefix.rfind("\n") + 1:].strip()
+    values = {
+        "column_one": float(hole.column_one),
+        "left_chars": math.log1p(len(left)),
+        "after_word": float(bool(left) and (left[-1].isalnum() or left[-1] == "_")),
+        "after_open": float(bool(left) and left[-1] in "([{,=:"),
+        "larger_model": float("1.5b" in model.lower()),
+    }
+    values.update({f"place_{p}": float(hole.place == p) for p in _PLACES})
+    return values
+
+
 def features(prefix: str, suffix: str, candidate: str, raw: str, tokens: list[tuple[int, float]], hole: Hole,
              grammar: str | None, model: str) -> dict[str, float]:
     """What the gate knows of one suggestion: `candidate` is what the cut kept of the model's `raw`
-    text, `tokens` where each token ends in `raw` and its log-probability."""
+    text, `tokens` where each token ends in `raw` and its log-probability; and position()."""
     covering = _logprobs(tokens, candidate if raw.startswith(candidate) else raw[: len(candidate)]) or [0.0]
     window = prefix[-3000:] + suffix[:1500]
     names = {n for n in _NAME.findall(candidate) if not keyword.iskeyword(n) and len(n) > 1}
     known = sum(1 for n in names if re.search(rf"\b{re.escape(n)}\b", window))
     line_start = prefix[prefix.rfind("\n") + 1:]
-    left = line_start.strip()
     nearby = {normalised(line) for line in prefix.split("\n")[-_NEARBY_LINES - 1:-1] if line.strip()}
     first = candidate.split("\n")[0]
     values = {
         "mean_logprob": sum(covering) / len(covering),
+        "sum_logprob": sum(covering),  # the log-probability of the whole text: it must all be right to be taken
         "min_logprob": min(covering),
         "first_logprob": covering[0],
         "tokens": math.log1p(len(covering)),
@@ -62,14 +78,8 @@ def features(prefix: str, suffix: str, candidate: str, raw: str, tokens: list[tu
         "new_names": math.log1p(len(names) - known),
         "compiles": _compiles(grammar, prefix + candidate + suffix),
         "copies_a_line_above": float(normalised(line_start + first) in nearby),
-        "column_one": float(hole.column_one),
-        "left_chars": math.log1p(len(left)),
-        "after_word": float(bool(left) and (left[-1].isalnum() or left[-1] == "_")),
-        "after_open": float(bool(left) and left[-1] in "([{,=:"),
-        "larger_model": float("1.5b" in model.lower()),
     }
-    values.update({f"place_{p}": float(hole.place == p) for p in _PLACES})
-    return values
+    return {**values, **position(prefix, hole, model)}
 
 
 def _compiles(grammar: str | None, text: str) -> float:
@@ -89,13 +99,25 @@ class GateModel:
     scale: tuple[float, ...]
     coef: tuple[float, ...]
     intercept: float
-    threshold: float  # the operating point chosen for Happiness per request
+    thresholds: dict[str, float]  # operating points chosen for Happiness per request: mid-line, line-start
     trained_on: str = ""
+
+    def threshold(self, place: str) -> float:
+        """The operating point where the cursor is (scope.py's place); above 1, never shown."""
+        return self.thresholds["mid-line" if place == "mid-line" else "line-start"]
 
     def probability(self, values: dict[str, float]) -> float:
         z = self.intercept + sum(c * (values.get(n, 0.0) - m) / s
                                  for n, m, s, c in zip(self.names, self.mean, self.scale, self.coef, strict=True))
         return 1 / (1 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def never_worth_asking(place: str, min_confidence: float | None) -> bool:
+    """Whether no suggestion at this place can pass the gate, so the model need not be asked."""
+    model = gate_model()
+    if model is None:
+        return False
+    return (model.threshold(place) if min_confidence is None else min_confidence) > 1.0
 
 
 @lru_cache(maxsize=1)
@@ -104,6 +126,7 @@ def gate_model() -> GateModel | None:
     try:
         data = json.loads(MODEL_FILE.read_text(encoding="utf-8"))
         return GateModel(tuple(data["names"]), tuple(data["mean"]), tuple(data["scale"]), tuple(data["coef"]),
-                         float(data["intercept"]), float(data["threshold"]), data.get("trained_on", ""))
+                         float(data["intercept"]), {k: float(v) for k, v in data["thresholds"].items()},
+                         data.get("trained_on", ""))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -16,12 +16,19 @@ only the typed characters are new. The prefix is a window of the file that
 starts at a line start and moves in steps (`_window`), so that its beginning,
 and the KV cache, stay the same while the user types on.
 
-Generation stops at the model's end-of-text tokens, at a line indented less than
-the cursor's (llama.cpp's `n_indent`), after the configured number of lines,
-at the token cap, and, once the time cap has passed, at the next newline
-(llama.cpp's `t_max_predict_ms`). The text is then cut to whole statements
-(cut.py) and judged: silence, with the reason, when nothing complete is left
-or the model's mean token log-probability is under the threshold.
+Where the cursor sits decides how far a suggestion may go (scope.py): the block's
+indentation (inferred at column 1, where the model is then asked as if the editor had
+indented the line), the floor under which a line leaves the scope, and how many lines it
+may hold (one between two statements). The suffix budget follows the machine's measured
+prompt speed (suffix_budget): the more the model sees of what follows, the less it writes
+what the next lines rule out.
+
+Generation stops at the model's end-of-text tokens, at a line under the floor (llama.cpp's
+`n_indent`), at a line that restates the first code line after the cursor, after the lines
+allowed, at the token cap, and, once the time cap has passed, at the next newline (llama.cpp's
+`t_max_predict_ms`; evaluations run without it). The text is then cut to whole statements
+(cut.py) and judged by the confidence gate (confidence.py): silence, with the reason, when
+nothing complete is left or the gate expects the suggestion to cost the user more than it gives.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from codeasst.backends.base import LLM, GenerationParams
-from codeasst.complete.confidence import features, gate_model
+from codeasst.complete.confidence import features, gate_model, position
 from codeasst.complete.cut import cut
 from codeasst.complete.scope import Hole, locate, repeats_following
 
@@ -229,14 +236,16 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
         return Suggestion("", reason="cancelled by a newer request", raw=raw, cached_tokens=cached,
                           generated_tokens=generated, latency_ms=(time.perf_counter() - started) * 1000)
     suggestion = Suggestion("", raw=raw, prompt_tokens=llm.count_tokens(prompt) or 0, cached_tokens=cached,
-                            generated_tokens=generated, suffix_tokens=options.suffix_tokens, place=hole.place)
+                            generated_tokens=generated, suffix_tokens=options.suffix_tokens, place=hole.place,
+                            features=position(prefix, replace(hole, column_one=bool(lead)), llm.name))
     text, reason = cut(grammar, prefix, raw, suffix, hole.max_lines) if grammar else \
         _plain_cut(raw, hole.max_lines)
     if not text and stopped and not raw.strip():
         reason = stopped
     suggestion.mean_logprob = mean_logprob(tokens, text, raw)
     if text:
-        reason = _judge(suggestion, features(prefix, suffix, text, raw, tokens, hole, grammar, llm.name), options)
+        at = replace(hole, column_one=bool(lead))  # as the user's cursor was
+        reason = _judge(suggestion, features(prefix, suffix, text, raw, tokens, at, grammar, llm.name), options)
         text = lead + text
     suggestion.candidate = text
     text = "" if reason else text
@@ -256,7 +265,7 @@ def _judge(suggestion: Suggestion, values: dict[str, float], options: CompleteOp
         if mean is not None and mean < options.min_mean_logprob:
             return f"the model is unsure (mean log-probability {mean:.2f} < {options.min_mean_logprob})"
         return ""
-    threshold = model.threshold if options.min_confidence is None else options.min_confidence
+    threshold = model.threshold(suggestion.place) if options.min_confidence is None else options.min_confidence
     suggestion.confidence = model.probability(values)
     if suggestion.confidence < threshold:
         return f"the gate expects it to cost more than it gives (confidence {suggestion.confidence:.2f} < " \

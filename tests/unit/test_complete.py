@@ -112,11 +112,14 @@ class Unsure(ScriptedLLM):
             yield Token(token.text, logprob=-2.5)
 
 
-def test_an_unsure_model_is_silent_and_says_why():
+def test_an_unsure_model_is_silent_and_says_why(monkeypatch):
+    suggestion = complete(Unsure(["return pi * r ** 2"]), FILE[:AT], FILE[AT:], "python")
+    assert suggestion.text == "" and "cost more than it gives" in suggestion.reason  # the learned gate
+    assert suggestion.raw == suggestion.candidate == "return pi * r ** 2"
+    monkeypatch.setattr("codeasst.complete.fim.gate_model", lambda: None)  # its file missing: the log-probability
     suggestion = complete(Unsure(["return pi * r ** 2"]), FILE[:AT], FILE[AT:], "python",
                           CompleteOptions(min_mean_logprob=-1.0))
     assert suggestion.text == "" and "unsure" in suggestion.reason
-    assert suggestion.raw == "return pi * r ** 2"
 
 
 def test_indentation_written_again_at_an_indented_cursor_is_dropped():

@@ -43,7 +43,7 @@ def test_the_eval_scores_the_products_answer_gates_and_all(tmp_path):
     assert not llm.replies and len(llm.history) == 5
     gated, unsure = outcomes
     assert (gated.product.text, gated.product.reason) == ("", "there is code right of the cursor")
-    assert unsure.product.text == "" and "unsure" in unsure.product.reason
+    assert unsure.product.text == "" and "cost more than it gives" in unsure.product.reason
     assert unsure.product.candidate == "print(n * 2)"
     # what the eval scored is what `codeasst complete` answers at that position
     llm.enqueue("print(n * 2)\n")
@@ -58,7 +58,7 @@ def test_the_eval_scores_the_products_answer_gates_and_all(tmp_path):
     no_gate = result["sweep"][0]  # the lowest threshold
     assert (no_gate.passed, no_gate.shown) == (1, 1)  # the pre-request gate holds whatever the threshold
     assert no_gate.happiness == len("print(n * 2)") - 3 - 0.05 * len("print(n * 2)")
-    assert result["silenced"] == {"there is code right of the cursor": 1, "the model is unsure": 1}
+    assert result["silenced"] == {"there is code right of the cursor": 1, "the gate expects it to cost more than it gives": 1}
     fim.write_rows(tmp_path / "rows.jsonl", rows, outcomes)
     written = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert written[1]["candidate_passes"] and not written[1]["product_passes"]

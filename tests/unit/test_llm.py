@@ -88,7 +88,7 @@ def test_auto_picks_the_1_5b_only_where_it_answers_in_time(monkeypatch, installe
 
 @pytest.mark.parametrize(("installed", "cores", "completing", "answering"), [
     (False, 2, "bundled", "bundled"),  # without the 1.5B, the 0.5B does everything
-    (True, 2, "bundled-1.5b", "bundled"),  # 2 cores: the 1.5B completes (Happiness), the 0.5B answers (time)
+    (True, 2, "bundled", "bundled"),  # 2 cores: the 1.5B cannot answer inside the typing budget (Happiness)
     (True, 8, "bundled-1.5b", "bundled-1.5b"),
 ])
 def test_the_completion_model_is_chosen_apart_from_the_answering_one(monkeypatch, tmp_path, installed, cores,
