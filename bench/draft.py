@@ -34,15 +34,15 @@ from codeasst.backends.draft import Counting, ModelDraft
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "fim" / "mbpp_lines.jsonl"
-SMALL = Path.home() / ".cache" / "codeasst" / "models" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 WARM_PROMPT = "<|fim_prefix|>def add(a, b):\n    <|fim_suffix|>\n<|fim_middle|>"
 
 
-def big_model_path() -> str:
+def model_path(name: str) -> str:
+    """The GGUF of a bundled model ('bundled', 'bundled-1.5b'), where codeasst keeps it."""
     from codeasst.config import load_settings
     from codeasst.models import resolve
 
-    return str(resolve(load_settings(None).settings, "bundled-1.5b").path)
+    return str(resolve(load_settings(None).settings, name).path)
 
 
 def log(message: str) -> None:
@@ -146,7 +146,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--model", default=None, help="the 1.5B GGUF (default: the bundled-1.5b model)")
-    parser.add_argument("--draft", default=str(SMALL), help="the 0.5B GGUF")
+    parser.add_argument("--draft", default=None, help="the draft model's GGUF (default: the bundled 0.5B)")
     parser.add_argument("--draft-tokens", type=int, default=8, help="ModelDraft's num_pred_tokens")
     parser.add_argument("--adaptive", action="store_true", help="ModelDraft drafts fewer tokens after rejections")
     parser.add_argument("--lookup-tokens", type=int, default=10, help="prompt lookup's num_pred_tokens")
@@ -160,9 +160,9 @@ def main() -> None:
     info = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"), "machine": machine(),
             "rows": args.rows, "max_tokens": args.max_tokens, "threads": args.threads, "n_ctx": args.n_ctx,
             "draft_tokens": args.draft_tokens, "adaptive": args.adaptive, "lookup_tokens": args.lookup_tokens}
-    big = args.model or big_model_path()
+    big = args.model or model_path("bundled-1.5b")
 
-    small = load(args.draft, args)
+    small = load(args.draft or model_path("bundled"), args)
     rows = prompts(args, small)
     warm = small.tokenize(WARM_PROMPT.encode(), add_bos=False, special=True)
     modes = []

@@ -228,6 +228,7 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
         # a function's last line after a loop, not one more line of the loop (bench/fim_lines.py's rows).
         lead = hole.indent[: hole.floor]
         prefix, hole = prefix + lead, replace(hole, column_one=False)
+    where = replace(hole, column_one=bool(lead))  # as the user's cursor was, for the gate
     options = replace(options, suffix_tokens=suffix_budget(llm, options))
     prompt = fim_prompt(prefix, suffix, options, context=context, repo=repo, path=path)
     cached = llm.cached_tokens(prompt)
@@ -237,15 +238,14 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
                           generated_tokens=generated, latency_ms=(time.perf_counter() - started) * 1000)
     suggestion = Suggestion("", raw=raw, prompt_tokens=llm.count_tokens(prompt) or 0, cached_tokens=cached,
                             generated_tokens=generated, suffix_tokens=options.suffix_tokens, place=hole.place,
-                            features=position(prefix, replace(hole, column_one=bool(lead)), llm.name))
+                            features=position(prefix, where, llm.name))
     text, reason = cut(grammar, prefix, raw, suffix, hole.max_lines) if grammar else \
         _plain_cut(raw, hole.max_lines)
     if not text and stopped and not raw.strip():
         reason = stopped
     suggestion.mean_logprob = mean_logprob(tokens, text, raw)
     if text:
-        at = replace(hole, column_one=bool(lead))  # as the user's cursor was
-        reason = _judge(suggestion, features(prefix, suffix, text, raw, tokens, at, grammar, llm.name), options)
+        reason = _judge(suggestion, features(prefix, suffix, text, raw, tokens, where, grammar, llm.name), options)
         text = lead + text
     suggestion.candidate = text
     text = "" if reason else text

@@ -23,12 +23,13 @@ def test_eval_unittest_masks_statements_and_scores_both_systems(tmp_path):
     assert (report["tests_found"], report["tests_passed"]) == (5, 5)
     assert (report["functions"], report["functions_reached"], report["masked"]) == (6, 5, 3)  # spread: no test
     assert report["dropped_unnoticed"] + report["dropped_truth_fails"] + report["scored"] == 3
-    truth, deleted, raw, complete = report["systems"]
+    truth, deleted, raw, raw_own, complete = report["systems"]
     assert truth["system"].startswith("ground truth") and (truth["rows"], truth["passed"]) == (3, 3)
     assert deleted["system"].startswith("deleted") and deleted["rows"] == 3
     assert deleted["passed"] == report["dropped_unnoticed"]
     assert raw["system"].startswith("raw") and complete["system"] == "complete"
-    assert raw["rows"] == complete["rows"] == report["scored"]
+    assert raw_own["system"].startswith("raw") and "its own suffix" in raw_own["system"]
+    assert raw["rows"] == raw_own["rows"] == complete["rows"] == report["scored"]
     assert complete["shown"] + round(complete["silence"] * complete["rows"]) == complete["rows"]
     if report["scored"]:
         assert complete["latency_p50_ms"] > 0 and raw["latency_p50_ms"] > 0
