@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,13 +114,7 @@ class LlamaCppLLM(LLM):
 
     def cached_tokens(self, prompt: str) -> int:
         llama = self.llama
-        held = llama.input_ids[: llama.n_tokens]
-        same = 0
-        for a, b in zip(held, self.tokenize(prompt), strict=False):
-            if a != b:
-                break
-            same += 1
-        return same
+        return _shared(llama.input_ids[: llama.n_tokens], self.tokenize(prompt))
 
     def _speed_file(self) -> Path:
         from codeasst import paths
@@ -266,6 +261,16 @@ class LlamaCppLLM(LLM):
                 yield Token(tail)
 
 
+def _shared(held, tokens) -> int:
+    """How many tokens the two sequences share from their start."""
+    same = 0
+    for a, b in zip(held, tokens, strict=False):
+        if a != b:
+            break
+        same += 1
+    return same
+
+
 def _reuse(llama, tokens: list[int]) -> int:
     """Make the KV cache hold the longest start of `tokens` it can, without evaluating anything; the
     count held. Past the common prefix, runs of at least REUSE_CHUNK tokens that are still in the cache
@@ -273,16 +278,10 @@ def _reuse(llama, tokens: list[int]) -> int:
     prompt's window of the file moves on (the user typed past a step, or moved down to another
     function), the text both windows hold is not read again, only what is new."""
     cached = [int(t) for t in llama.input_ids[: llama.n_tokens]]
-    head = 0
-    while head < len(cached) and head < len(tokens) and cached[head] == tokens[head]:
-        head += 1
-    head_cache = head
+    head = head_cache = _shared(cached, tokens)
     ctx = llama._ctx
     while head_cache < len(cached) and head < len(tokens):
-        run = 0
-        while (head_cache + run < len(cached) and head + run < len(tokens)
-               and cached[head_cache + run] == tokens[head + run]):
-            run += 1
+        run = _shared(islice(cached, head_cache, None), islice(tokens, head, None))
         if run >= REUSE_CHUNK:
             ctx.kv_cache_seq_rm(-1, head, head_cache)
             ctx.kv_cache_seq_shift(0, head_cache, head_cache + run, head - head_cache)  # one sequence: 0

@@ -12,8 +12,9 @@ typing replays of repositories no report is made on, and its operating point max
 Happiness per request there, one for suggestions mid-line and one for those at a line's
 start: a suggestion is shown when the probability that it is taken is above the operating
 point for its place (or complete.min_confidence). A place whose operating point is above 1
-never paid for itself in that data: there the model is not asked at all (never_worth_asking). The file ships in the
-package; it is a few coefficients read with `json`, in well under a millisecond.
+never paid for itself in that data: there the model is not asked at all (never_worth_asking).
+The file ships in the package; it is a few coefficients read with `json`, in well under a
+millisecond.
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ _PLACES = ("mid-line", "opened", "between", "end")
 _NEARBY_LINES = 12  # lines above the cursor a suggestion may copy
 
 
-def _logprobs(tokens: list[tuple[int, float]], text: str) -> list[float]:
+def covering(tokens: list[tuple[int, float]], text: str, raw: str | None = None) -> list[float]:
+    """The log-probabilities of the tokens that wrote `text`: a prefix of the model's text `raw`, or
+    its first lines with their indentation cut (cut.py), counted here as those lines of `raw`.
+    `tokens` holds where each token ends in `raw`, and its log-probability."""
+    if raw is not None and not raw.startswith(text):
+        text = "\n".join(raw.split("\n")[: text.count("\n") + 1])
     starts = [0, *(end for end, _ in tokens)]
     return [lp for (_, lp), start in zip(tokens, starts, strict=False) if start < len(text)]
 
@@ -54,23 +60,23 @@ def position(prefix: str, hole: Hole, model: str) -> dict[str, float]:
     return values
 
 
-def features(prefix: str, suffix: str, candidate: str, raw: str, tokens: list[tuple[int, float]], hole: Hole,
-             grammar: str | None, model: str) -> dict[str, float]:
-    """What the gate knows of one suggestion: `candidate` is what the cut kept of the model's `raw`
-    text, `tokens` where each token ends in `raw` and its log-probability; and position()."""
-    covering = _logprobs(tokens, candidate if raw.startswith(candidate) else raw[: len(candidate)]) or [0.0]
+def features(prefix: str, suffix: str, candidate: str, raw: str, tokens: list[tuple[int, float]],
+             grammar: str | None) -> dict[str, float]:
+    """What the gate knows of one suggestion besides its position(): `candidate` is what the cut kept
+    of the model's `raw` text, `tokens` where each token ends in `raw` and its log-probability."""
+    logprobs = covering(tokens, candidate, raw) or [0.0]
     window = prefix[-3000:] + suffix[:1500]
     names = {n for n in _NAME.findall(candidate) if not keyword.iskeyword(n) and len(n) > 1}
     known = sum(1 for n in names if re.search(rf"\b{re.escape(n)}\b", window))
     line_start = prefix[prefix.rfind("\n") + 1:]
     nearby = {normalised(line) for line in prefix.split("\n")[-_NEARBY_LINES - 1:-1] if line.strip()}
     first = candidate.split("\n")[0]
-    values = {
-        "mean_logprob": sum(covering) / len(covering),
-        "sum_logprob": sum(covering),  # the log-probability of the whole text: it must all be right to be taken
-        "min_logprob": min(covering),
-        "first_logprob": covering[0],
-        "tokens": math.log1p(len(covering)),
+    return {
+        "mean_logprob": sum(logprobs) / len(logprobs),
+        "sum_logprob": sum(logprobs),  # the log-probability of the whole text: it must all be right to be taken
+        "min_logprob": min(logprobs),
+        "first_logprob": logprobs[0],
+        "tokens": math.log1p(len(logprobs)),
         "chars": math.log1p(len(candidate.strip())),
         "lines": float(candidate.strip("\n").count("\n") + 1),
         "cut_short": float(len(raw.rstrip()) > len(candidate.rstrip())),
@@ -79,7 +85,6 @@ def features(prefix: str, suffix: str, candidate: str, raw: str, tokens: list[tu
         "compiles": _compiles(grammar, prefix + candidate + suffix),
         "copies_a_line_above": float(normalised(line_start + first) in nearby),
     }
-    return {**values, **position(prefix, hole, model)}
 
 
 def _compiles(grammar: str | None, text: str) -> float:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from codeasst.backends.base import LLM, GenerationParams
-from codeasst.complete.confidence import features, gate_model, position
+from codeasst.complete.confidence import covering, features, gate_model, position
 from codeasst.complete.cut import cut
 from codeasst.complete.scope import Hole, locate, repeats_following
 
@@ -188,14 +188,9 @@ def stop_line(lines: list[str], hole: Hole) -> tuple[int, str] | None:
 
 
 def mean_logprob(tokens: list[tuple[int, float]], text: str, raw: str | None = None) -> float | None:
-    """The mean log-probability of the tokens that wrote `text`: a prefix of the model's text
-    `raw`, or its first lines with their indentation cut (cut.py), counted here as those lines
-    of `raw`. `tokens` holds where each token ends in `raw`, and its log-probability."""
-    if raw is not None and not raw.startswith(text):
-        text = "\n".join(raw.split("\n")[: text.count("\n") + 1])
-    starts = [0, *(end for end, _ in tokens)]
-    covering = [lp for (_, lp), start in zip(tokens, starts, strict=False) if start < len(text)]
-    return sum(covering) / len(covering) if covering else None
+    """The mean log-probability of the tokens that wrote `text` (confidence.covering)."""
+    logprobs = covering(tokens, text, raw)
+    return sum(logprobs) / len(logprobs) if logprobs else None
 
 
 def suffix_budget(llm: LLM, options: CompleteOptions) -> int:
@@ -212,24 +207,41 @@ def _budget(speed: float, ms: int) -> int:
     return int(min(SUFFIX_RANGE[1], max(SUFFIX_RANGE[0], tokens)))
 
 
+@dataclass(frozen=True)
+class Request:
+    """What the model is asked at the cursor: the prefix it reads (at column 1, with the indentation
+    the suggestion will carry, `lead`), the hole it writes in, and the options with the suffix budget
+    decided. complete() asks it; the server's /v1/open warms the same prompt."""
+
+    prefix: str
+    lead: str
+    hole: Hole  # as the model writes: its first line continues `lead`
+    where: Hole  # as the user's cursor was, for the gate
+    options: CompleteOptions
+
+
+def request(llm: LLM, prefix: str, suffix: str, options: CompleteOptions) -> Request:
+    where = locate(prefix, suffix, options.max_lines, options.multiline)
+    hole, lead = where, ""
+    if where.column_one:
+        # The model is asked as if the editor had indented the line: after a bare newline it often
+        # writes no indentation at all (its tokenizer joins a newline and the spaces after it, so
+        # that split is rare in what it learned from). The suggestion carries the indentation.
+        # Where the block could end at several depths, the shallowest the scope allows is the likelier:
+        # a function's last line after a loop, not one more line of the loop (bench/fim_lines.py's rows).
+        lead = where.indent[: where.floor]
+        prefix, hole = prefix + lead, replace(where, column_one=False)
+    return Request(prefix, lead, hole, where, replace(options, suffix_tokens=suffix_budget(llm, options)))
+
+
 def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: CompleteOptions = CompleteOptions(),
              *, context: Sequence[tuple[str, str]] = (), repo: str = "", path: str = "",
              cancelled: Callable[[], bool] | None = None) -> Suggestion:
     """One suggestion at the cursor between `prefix` and `suffix`, or silence with its reason.
     `cancelled` is asked between tokens: a newer request from the same client ends this one."""
     started = time.perf_counter()
-    hole = locate(prefix, suffix, options.max_lines, options.multiline)
-    lead = ""
-    if hole.column_one:
-        # The model is asked as if the editor had indented the line: after a bare newline it often
-        # writes no indentation at all (its tokenizer joins a newline and the spaces after it, so
-        # that split is rare in what it learned from). The suggestion carries the indentation.
-        # Where the block could end at several depths, the shallowest the scope allows is the likelier:
-        # a function's last line after a loop, not one more line of the loop (bench/fim_lines.py's rows).
-        lead = hole.indent[: hole.floor]
-        prefix, hole = prefix + lead, replace(hole, column_one=False)
-    where = replace(hole, column_one=bool(lead))  # as the user's cursor was, for the gate
-    options = replace(options, suffix_tokens=suffix_budget(llm, options))
+    asked = request(llm, prefix, suffix, options)
+    prefix, hole, options = asked.prefix, asked.hole, asked.options
     prompt = fim_prompt(prefix, suffix, options, context=context, repo=repo, path=path)
     cached = llm.cached_tokens(prompt)
     raw, tokens, generated, stopped = generate(llm, prompt, hole, options, cancelled)
@@ -238,15 +250,16 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
                           generated_tokens=generated, latency_ms=(time.perf_counter() - started) * 1000)
     suggestion = Suggestion("", raw=raw, prompt_tokens=llm.count_tokens(prompt) or 0, cached_tokens=cached,
                             generated_tokens=generated, suffix_tokens=options.suffix_tokens, place=hole.place,
-                            features=position(prefix, where, llm.name))
+                            features=position(prefix, asked.where, llm.name))
     text, reason = cut(grammar, prefix, raw, suffix, hole.max_lines) if grammar else \
         _plain_cut(raw, hole.max_lines)
     if not text and stopped and not raw.strip():
         reason = stopped
     suggestion.mean_logprob = mean_logprob(tokens, text, raw)
     if text:
-        reason = _judge(suggestion, features(prefix, suffix, text, raw, tokens, where, grammar, llm.name), options)
-        text = lead + text
+        suggestion.features.update(features(prefix, suffix, text, raw, tokens, grammar))
+        reason = _judge(suggestion, options)
+        text = asked.lead + text
     suggestion.candidate = text
     text = "" if reason else text
     suggestion.text, suggestion.reason = text, reason
@@ -254,19 +267,18 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
     return suggestion
 
 
-def _judge(suggestion: Suggestion, values: dict[str, float], options: CompleteOptions) -> str:
+def _judge(suggestion: Suggestion, options: CompleteOptions) -> str:
     """Why the gate silences the candidate ("" to show it): the learned model's probability that it is
-    taken, under its operating point (or complete.min_confidence); without the model file, the mean
-    log-probability under complete.min_mean_logprob."""
+    taken, given the suggestion's features, under its operating point (or complete.min_confidence);
+    without the model file, the mean log-probability under complete.min_mean_logprob."""
     model = gate_model()
-    suggestion.features = values
     if model is None:
         mean = suggestion.mean_logprob
         if mean is not None and mean < options.min_mean_logprob:
             return f"the model is unsure (mean log-probability {mean:.2f} < {options.min_mean_logprob})"
         return ""
     threshold = model.threshold(suggestion.place) if options.min_confidence is None else options.min_confidence
-    suggestion.confidence = model.probability(values)
+    suggestion.confidence = model.probability(suggestion.features)
     if suggestion.confidence < threshold:
         return f"the gate expects it to cost more than it gives (confidence {suggestion.confidence:.2f} < " \
                f"{threshold:.2f})"

@@ -44,7 +44,16 @@ from pathlib import Path
 
 from codeasst.complete.fim import CompleteOptions, fim_prompt
 from codeasst.errors import CodeasstError, UsageError
-from codeasst.evals.fim import OWN_SUFFIX_TOKENS, Score, _pct, eval_options, first_line, plain_options, settings_label
+from codeasst.evals.fim import (
+    OWN_SUFFIX_TOKENS,
+    Score,
+    _pct,
+    _percentile,
+    eval_options,
+    first_line,
+    plain_options,
+    settings_label,
+)
 from codeasst.evals.masking import Function, Masked, functions, mask
 from codeasst.evals.packages import REQUIREMENT, fetch, import_root
 from codeasst.services import Services
@@ -354,11 +363,6 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
             "scored": statuses.count("scored"), "test_runs": work.runs,
             "settings": settings_label(options) + (", ring: the test" if recent_tests else ""),
             "systems": systems(rows), "rows": rows}
-
-
-def _percentile(values: list[float], q: float) -> float | None:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1) if ordered else None
 
 
 def _score(name: str, rows: list[Row], pick: Callable[[Row], tuple[str, bool]],

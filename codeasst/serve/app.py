@@ -318,7 +318,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         return await _in_thread(request, lambda gone: open_in(body, gone))
 
     def open_in(body: OpenRequest, gone: threading.Event) -> dict:
-        from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt, suffix_budget
+        from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt, request
 
         rel, text = _buffer(state, body.path, body.text)
         at = _position(text, body.line, body.col or 1) if body.line is not None else None
@@ -336,11 +336,13 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
                 with state.queue_for(llm).turn(body.client, cancelled=superseded):
                     llm.load()
                     llm.switch(body.client, cfg.kv_slots)
-                    options = replace(options, suffix_tokens=suffix_budget(llm, options))  # as complete() reads it
                     context = state.context(client, rel, text, at.prefix if at else "", renew=True)
                     if at is not None:
-                        # The prompt at the cursor, all but the marker after which the model writes.
-                        prompt = fim_prompt(at.prefix, at.suffix, options, path=rel, **context).removesuffix(MIDDLE)
+                        # The prompt at the cursor as complete() asks it, all but the marker after which
+                        # the model writes.
+                        asked = request(llm, at.prefix, at.suffix, options)
+                        prompt = fim_prompt(asked.prefix, at.suffix, asked.options, path=rel,
+                                            **context).removesuffix(MIDDLE)
                     else:
                         # The file's beginning as a prompt prefix: the first request in it finds it cached
                         # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).

@@ -32,8 +32,8 @@ def test_the_shipped_model_loads_fast_and_knows_every_feature():
     assert model is not None, "codeasst/complete/gate_model.json ships in the package"
     assert time.perf_counter() - started < 0.05
     hole = locate(PREFIX, SUFFIX, 4)
-    values = confidence.features(PREFIX, SUFFIX, "return n", "return n\n", [(7, -0.1), (9, -0.2)], hole, "python",
-                                 "bundled")
+    values = {**confidence.position(PREFIX, hole, "bundled"),
+              **confidence.features(PREFIX, SUFFIX, "return n", "return n\n", [(7, -0.1), (9, -0.2)], "python")}
     assert set(model.names) == set(values)
     assert 0.0 < model.threshold("end") < 1.0 and model.trained_on
 

@@ -102,3 +102,26 @@ def test_a_separate_completion_model_completes_and_warms_while_the_other_answers
     assert completing.history and not answering.history
     health = client.get("/v1/health").json()
     assert (health["model"], health["complete_model"]) == ("bundled", "bundled-1.5b")
+
+
+class Warming(ScriptedLLM):
+    def __init__(self, replies):
+        super().__init__(replies)
+        self.warmed: list[str] = []
+
+    def warm(self, text, cancelled=None):
+        self.warmed.append(text)
+        return 0
+
+
+def test_the_warm_up_at_column_one_is_the_start_of_the_prompt_complete_then_sends(make_repo):
+    # At column 1 complete() asks with the block's indentation added: /v1/open warms that prompt, not another.
+    root = make_repo({"mod.py": "def add(a, b):\n    c = a + b\n\n\nprint(add(1, 2))\n"})
+    llm = Warming(["return c"])
+    services = build_services(root, embedder=HashingEmbedder(), llm=llm)
+    client = TestClient(create_app(services, events=EventStore(root.parent / "events.sqlite")), base_url="http://127.0.0.1")
+    assert client.post("/v1/open", json={"path": "mod.py", "line": 3, "col": 1}).status_code == 200
+    reply = client.post("/v1/complete", json={"path": "mod.py", "line": 3, "col": 1}).json()
+    assert reply["candidate"] == "    return c"
+    assert llm.warmed[-1].endswith("    c = a + b\n    <|fim_suffix|>\n\nprint(add(1, 2))\n")
+    assert llm.history[-1].startswith(llm.warmed[-1])
