@@ -25,24 +25,21 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from codeasst.evals import sandbox
 
 _BLOCK_KEYWORDS = ("else", "elif", "except", "finally", "try", "def", "class", "@")
 
 
 def passes(program: str) -> bool:
+    """Whether the dataset's program and its asserts run clean; sandboxed, as every eval runs code it did not write."""
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "main.py"
         file.write_text(program, encoding="utf-8")
-        try:
-            proc = subprocess.run([sys.executable, "-I", str(file)], cwd=tmp, env={}, capture_output=True,
-                                  timeout=10, check=False, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return False
-        return proc.returncode == 0
+        return sandbox.run_python([str(file)], cwd=Path(tmp), timeout_s=10).ok
 
 
 def candidates(code: str) -> list[int]:

@@ -468,6 +468,9 @@ def fix(
     try_syntax: Annotated[bool, typer.Option("--try-syntax", help="Let the model try to repair a syntax error.")] = False,
     remove_unused_imports: Annotated[bool, typer.Option(
         "--remove-unused-imports", help="Remove unused imports even where they may be re-exports (API).")] = False,
+    stdin_filename: Annotated[str | None, typer.Option(
+        "--stdin-filename", metavar="PATH",
+        help="The file the code on stdin (-) is: its config and its place (an __init__.py re-exports).")] = None,
     repo: RepoOption = Path("."),
     model: ModelOption = None,
     as_json: JsonOption = False,
@@ -475,7 +478,7 @@ def fix(
     """Fix flake8 findings: mechanical fixes first, then the local model; only verified code is kept."""
     from codeasst.tasks.fix import Outcome, fix_files, fixed_bytes, options_from, start_dir
 
-    services = _services(start_dir(files, repo), model=model, about_repo=False)
+    services = _services(start_dir(files, repo, stdin_filename), model=model, about_repo=False)
     options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None,
                            try_syntax=True if try_syntax else None,
                            remove_unused_imports=True if remove_unused_imports else None)
@@ -498,7 +501,7 @@ def fix(
               + "".join(f"\n  left {d.code} line {d.line}: {result.reasons.get(d, '')}" for d in result.after))
 
     run = fix_files(services, files, options=options, read_stdin=sys.stdin.buffer.read, cwd=repo, write=write,
-                    check=check, on_outcome=render)
+                    check=check, stdin_filename=stdin_filename, on_outcome=render)
     if as_json:
         _emit_json(run.reports(with_diff=not write))
     if run.exit_code:

@@ -135,10 +135,12 @@ class Linter:
             argv.append("--isolated")
         return [*argv, *extra]
 
-    def check(self, text: str, encoding: str = "utf-8") -> list[Diagnostic]:
-        """Diagnostics for `text` as if it were the file, sorted by position."""
+    def check(self, text: str, encoding: str = "utf-8", *, honour_noqa: bool = True) -> list[Diagnostic]:
+        """Diagnostics for `text` as if it were the file, sorted by position; with `honour_noqa`
+        False, also those its `# noqa` comments silence."""
         data = text.encode(encoding, errors="surrogateescape")
-        return sorted(self._run(self.argv(f"--stdin-display-name={self.display_name}", "-"), data))
+        extra = () if honour_noqa else ("--disable-noqa",)
+        return sorted(self._run(self.argv(*extra, f"--stdin-display-name={self.display_name}", "-"), data))
 
     def line_limit(self) -> int | None:
         """The project's max-line-length, as flake8 reports it on a probe line (None: E501 is off)."""

@@ -41,8 +41,6 @@ import hashlib
 import json
 import math
 import statistics
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -51,6 +49,7 @@ from pathlib import Path
 from codeasst.backends.base import LLM, GenerationParams
 from codeasst.complete.fim import CompleteOptions, Suggestion, fim_prompt, suffix_budget
 from codeasst.errors import UsageError
+from codeasst.evals import sandbox
 from codeasst.services import Services
 
 _TEST_TIMEOUT_S = 10.0
@@ -180,26 +179,18 @@ def at_line_start(row: Row) -> Row:
 
 def runs(program: str, tests: list[dict], test_code: str = "") -> bool:
     """Whether `program` prints an accepted output for every test; with `test_code`, whether the
-    program followed by it exits without an error (reading nothing on stdin)."""
+    program followed by it exits without an error (reading nothing on stdin). The program holds the
+    model's text: it runs sandboxed."""
     with tempfile.TemporaryDirectory() as tmp:
         file = Path(tmp) / "main.py"
         file.write_text(program + ("\n" + test_code if test_code else ""), encoding="utf-8")
         if test_code:
-            try:
-                return subprocess.run([sys.executable, "-I", str(file)], stdin=subprocess.DEVNULL, capture_output=True,
-                                      timeout=_TEST_TIMEOUT_S, cwd=tmp, env={}, check=False).returncode == 0
-            except subprocess.TimeoutExpired:
-                return False
+            return sandbox.run_python([str(file)], cwd=Path(tmp), timeout_s=_TEST_TIMEOUT_S).ok
         for test in tests:
-            try:
-                proc = subprocess.run([sys.executable, "-I", str(file)], input=test["input"], capture_output=True,
-                                      text=True, timeout=_TEST_TIMEOUT_S, cwd=tmp, env={}, check=False)
-            except subprocess.TimeoutExpired:
-                return False
-            got = [line.strip() for line in proc.stdout.strip().splitlines()]
+            ran = sandbox.run_python([str(file)], cwd=Path(tmp), timeout_s=_TEST_TIMEOUT_S, stdin=test["input"])
+            got = [line.strip() for line in ran.stdout.strip().splitlines()]
             accepted = test["output"] if isinstance(test["output"], list) else [test["output"]]
-            if proc.returncode != 0 or not any(got == [x.strip() for x in str(a).strip().splitlines()]
-                                                  for a in accepted):
+            if not ran.ok or not any(got == [x.strip() for x in str(a).strip().splitlines()] for a in accepted):
                 return False
     return True
 
@@ -333,7 +324,7 @@ def report(rows: list[Row], outcomes: list[Outcome], options: CompleteOptions, s
             "latency_p95_ms": _percentile([p.latency_ms for p in asked], 0.95),
             "prompt_tokens_p50": statistics.median(p.prompt_tokens for p in asked) if asked else None,
             "silenced": dict(sorted(silenced.items(), key=lambda kv: -kv[1])),
-            "systems": [*baselines, product], "sweep": sweep}
+            "systems": [*baselines, product], "sweep": sweep, "sandbox": sandbox.isolation().note}
 
 
 def lines(result: dict) -> list[str]:
@@ -341,7 +332,7 @@ def lines(result: dict) -> list[str]:
             f"model {result['model']}, {result['seconds']} s; complete's latency (rows the model answered) p50 "
             f"{result['latency_p50_ms']} ms, p95 {result['latency_p95_ms']} ms; prompt tokens p50 "
             f"{result['prompt_tokens_p50']}; generation bounded by tokens, not time")
-    out = [head, "", _HEADER.format("system"), _RULE]
+    out = [head, f"programs ran: {result['sandbox']}", "", _HEADER.format("system"), _RULE]
     out += [_row(s) for s in result["systems"]]
     if result["silenced"]:
         out += ["", "complete's silences: " + "; ".join(f"{why}: {n}" for why, n in result["silenced"].items())]

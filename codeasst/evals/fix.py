@@ -19,8 +19,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +27,7 @@ from pathlib import Path
 
 from codeasst import prompt
 from codeasst.errors import CodeasstError, UsageError
+from codeasst.evals import sandbox
 from codeasst.fixing.codes import is_style
 from codeasst.fixing.equivalence import canonical_dump
 from codeasst.fixing.pipeline import FixOptions, fix_source
@@ -76,12 +75,13 @@ class FixEvalReport:
     rows: int
     systems: list[SystemScore]
     wall_s: float
+    sandbox: str = ""  # how the "kept" checks ran the fixed code (sandbox.isolation's note)
 
     def to_json(self) -> dict:
         return asdict(self)
 
     def lines(self) -> list[str]:
-        out = [f"{self.rows} rows from {self.data}; {self.wall_s:.0f} s in all",
+        out = [f"{self.rows} rows from {self.data}; {self.wall_s:.0f} s in all", f"kept checks: {self.sandbox}",
                "| system | clean | kept | AST unchanged (style-only rows) | mean s/row | model calls |",
                "|---|---|---|---|---|---|"]
         for s in self.systems:
@@ -147,12 +147,7 @@ def _kept(row: dict, fixed: str, workdir: Path, timeout_s: float) -> bool:
     program = "\n".join([fixed, row["test_setup_code"], *row["tests"], ""])
     script = workdir / "kept_check.py"
     script.write_text(program, encoding="utf-8")
-    try:
-        proc = subprocess.run([sys.executable, str(script)], cwd=workdir, capture_output=True,
-                              timeout=timeout_s, check=False, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return False
-    return proc.returncode == 0
+    return sandbox.run_python([str(script)], cwd=workdir, timeout_s=timeout_s).ok  # the raw model's code, too
 
 
 def _ast_same(before: str, after: str) -> bool:
@@ -198,7 +193,7 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
                 if progress:
                     progress(system, i + 1, len(rows), result)
             scores.append(_summary(system, done))
-    return FixEvalReport(str(data), len(rows), scores, time.perf_counter() - started)
+    return FixEvalReport(str(data), len(rows), scores, time.perf_counter() - started, sandbox.isolation().note)
 
 
 def _score(row: dict, result: RowResult, linter: Linter, workdir: Path, timeout_s: float) -> None:

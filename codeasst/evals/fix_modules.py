@@ -6,7 +6,10 @@ own flake8 config and tests. Here every file of a set is fixed by every system i
 inside a copy of its package, and scored on:
 
 - clean: flake8 with the package's own config (else flake8's defaults) reports nothing;
-  the findings left are counted too;
+  the findings left are counted too. A noqa comment the system added silences a finding
+  without fixing it, so those are counted apart (`silenced`: findings flake8 reports with
+  --disable-noqa after the fix beyond those the file's own comments silenced before), and
+  clean is also reported with them counted as left (`clean_without_noqa`);
 - names kept: no public top-level name is lost (module_checks.names_lost on the AST) and,
   where the module imports in a fresh interpreter before the fix, `dir(module)` loses no
   public name after it;
@@ -23,7 +26,7 @@ A set is a TOML file of packages:
 
     [[package]]
     name = "requests"
-    version = "2.19.1"                        # its sdist, fetched with `pip download --no-deps`
+    version = "2.19.1"                        # its sdist, fetched from the package index (no setup.py run)
     files = ["requests/__init__.py"]          # relative to the sdist's top folder
     deps = ["chardet==3.0.4"]                 # sdists put on sys.path for the import check and tests
     tests = ["tests/test_hooks.py"]           # pytest arguments, run in the top folder
@@ -51,7 +54,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from codeasst.errors import CodeasstError, UsageError
-from codeasst.evals import module_checks
+from codeasst.evals import module_checks, sandbox
 from codeasst.evals.packages import PackageSpec, fetch, import_root, line_length, load_set
 from codeasst.fixing.pipeline import FixOptions, fix_source
 from codeasst.lint import Linter, LinterError, find_config
@@ -75,6 +78,8 @@ class FileResult:
     left: int = 0
     left_codes: dict[str, int] = field(default_factory=dict)  # the findings left, by code
     clean: bool = False
+    silenced: int = 0  # findings silenced by noqa comments the system added, not fixed
+    silenced_codes: dict[str, int] = field(default_factory=dict)
     names_lost: list[str] = field(default_factory=list)
     import_checked: bool = False  # the module imported before the fix, so dir() was compared too
     docs_changed: list[str] = field(default_factory=list)
@@ -99,6 +104,8 @@ class SystemSummary:
     files: int
     clean: int
     left: int
+    silenced: int  # findings a `# noqa` the system added hides: left, not fixed
+    clean_without_noqa: int  # files clean with those counted as left
     names_kept: int
     docs_kept: int
     tests_passed: int
@@ -118,6 +125,7 @@ class ModulesReport:
     systems: list[SystemSummary]
     files: list[FileResult]
     wall_s: float
+    sandbox: str = ""  # how the packages' own code and tests ran (sandbox.isolation's note)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -127,13 +135,15 @@ class ModulesReport:
         label = {"pipeline": "pipeline" if self.model != "off" else "pipeline --no-llm"}
         files = len(self.files) // max(1, len(self.systems))
         out = [(f"{files} files from {len(self.packages)} packages in {self.data}; model: {self.model}; "
-                f"{self.wall_s:.0f} s in all"), "",
-               (f"| system | clean | findings left (of {self.findings_before}) | public names kept | docs kept "
-                "| package tests pass | p50 s | max s | model calls |"), "|---|---|---|---|---|---|---|---|---|"]
+                f"{self.wall_s:.0f} s in all"), f"imports and tests: {self.sandbox}", "",
+               (f"| system | clean | clean, noqa added counted as left | findings left (of {self.findings_before}) "
+                "| silenced by noqa added | public names kept | docs kept | package tests pass | p50 s | max s "
+                "| model calls |"), "|---" * 11 + "|"]
         for s in self.systems:
             tests = f"{s.tests_passed}/{s.tests_run}" if s.tests_run else "n/a"
-            out.append(f"| {label.get(s.system, s.system)} | {s.clean}/{s.files} | {s.left} | {s.names_kept}/{s.files} "
-                       f"| {s.docs_kept}/{s.files} | {tests} | {s.p50_s:.2f} | {s.max_s:.2f} | {s.llm_calls} |")
+            out.append(f"| {label.get(s.system, s.system)} | {s.clean}/{s.files} | {s.clean_without_noqa}/{s.files} "
+                       f"| {s.left} | {s.silenced} | {s.names_kept}/{s.files} | {s.docs_kept}/{s.files} | {tests} "
+                       f"| {s.p50_s:.2f} | {s.max_s:.2f} | {s.llm_calls} |")
         out += ["", "| package | files | flake8 config | files importable alone | tests before any fix |",
                 "|---|---|---|---|---|"]
         out += [f"| {p.name} {p.version} | {p.files} | {p.flake8_config} | {p.imports} | {p.tests} |"
@@ -143,7 +153,8 @@ class ModulesReport:
             names = "kept" if not r.names_lost else _some(f"lost {len(r.names_lost)}", r.names_lost)
             docs = "kept" if not r.docs_changed else _some(f"changed {len(r.docs_changed)}", r.docs_changed)
             tests = {True: "pass", False: "FAIL", None: "n/a"}[r.tests]
-            left = f"{r.left} of {r.before}" + (f" (error: {r.error})" if r.error else "")
+            left = f"{r.left} of {r.before}" + (f", {r.silenced} silenced by noqa" if r.silenced else "") \
+                + (f" (error: {r.error})" if r.error else "")
             out.append(f"| {r.file} | {label.get(r.system, r.system)} | {left} | {names}"
                        f"{'' if r.import_checked else ' (AST only)'} | {docs} | {tests} | {r.seconds:.2f} |")
         return out
@@ -172,28 +183,26 @@ class _Package:
         return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
     def public_dir(self, module: str) -> set[str] | None:
-        """Public names of the module imported in a fresh interpreter; None if it does not import."""
-        try:
-            proc = subprocess.run([sys.executable, "-I", "-B", "-c", _DIR_PROBE, module, json.dumps(self.paths)],
-                                  cwd=self.ini.parent, capture_output=True, text=True, timeout=120,
-                                  stdin=subprocess.DEVNULL, check=False)
-        except subprocess.TimeoutExpired:
+        """Public names of the module imported in a fresh, sandboxed interpreter; None if it does not import."""
+        ran = sandbox.run_python(["-c", _DIR_PROBE, module, json.dumps(self.paths)], cwd=self.ini.parent,
+                                 timeout_s=120)
+        if not ran.ok or not ran.stdout.strip():
             return None
-        if proc.returncode != 0:
-            return None
-        return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+        return set(json.loads(ran.stdout.strip().splitlines()[-1]))
 
     def run_tests(self, timeout_s: float) -> tuple[bool, str]:
-        argv = [sys.executable, "-B", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-c", str(self.ini),
-                "--rootdir", str(self.work), *self.spec.tests]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(self.paths), "PYTHONDONTWRITEBYTECODE": "1"}
-        try:
-            proc = subprocess.run(argv, cwd=self.work, env=env, capture_output=True, text=True, timeout=timeout_s,
-                                  stdin=subprocess.DEVNULL, check=False)
-        except subprocess.TimeoutExpired:
+        """The package's own tests, sandboxed (its code and tests are not ours): pass, and pytest's last line."""
+        with tempfile.TemporaryDirectory(prefix="codeasst-pytest-") as tmp:
+            spec = Path(tmp) / "spec.json"
+            spec.write_text(json.dumps({"paths": self.paths, "trace": None, "out": None, "args": [
+                "-x", "-q", "-p", "no:cacheprovider", "-c", str(self.ini), "--rootdir", str(self.work),
+                *self.spec.tests]}), encoding="utf-8")
+            ran = sandbox.run_python([str(sandbox.PYTEST_RUNNER), str(spec)], cwd=self.work, timeout_s=timeout_s,
+                                     env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        if ran.timed_out:
             return False, f"timed out after {timeout_s:.0f} s"
-        lines = [line.strip("= ") for line in proc.stdout.splitlines() if line.strip()]
-        return proc.returncode == 0, (lines[-1] if lines else f"pytest exit status {proc.returncode}")
+        lines = [line.strip("= ") for line in ran.stdout.splitlines() if line.strip()]
+        return ran.ok, (lines[-1] if lines else f"pytest exit status {ran.returncode}")
 
 
 @dataclass
@@ -207,6 +216,7 @@ class _Context:
     linter: Linter
     line_length: int
     use_llm: bool
+    silenced_before: Counter[str]  # what the file's own noqa comments hid before any fix
 
 
 def _run(argv: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> str:
@@ -278,11 +288,21 @@ def _prepare(spec: PackageSpec, tmp: Path) -> _Package:
     return _Package(spec, work, [str(import_root(work, spec.src)), *paths], tmp / "pytest.ini")
 
 
+def _silenced(linter: Linter, text: str, encoding: str, reported: list) -> Counter[str]:
+    """The findings `text`'s own `# noqa` comments hide, by code. Lines move under a fix, so they
+    are counted by code, not matched by place."""
+    every = Counter(d.code for d in linter.check(text, encoding, honour_noqa=False))
+    return every - Counter(d.code for d in reported)
+
+
 def _score(result: FileResult, ctx: _Context, fixed: str, dir_before: set[str] | None, timeout_s: float) -> None:
     try:
         left = ctx.linter.check(fixed, ctx.encoding)
         result.left, result.clean = len(left), not left
         result.left_codes = dict(sorted(Counter(d.code for d in left).items()))
+        silenced = _silenced(ctx.linter, fixed, ctx.encoding, left) - ctx.silenced_before
+        result.silenced_codes = {code: n for code, n in sorted(silenced.items()) if n > 0}
+        result.silenced = sum(result.silenced_codes.values())
     except LinterError as exc:  # flake8 could not read the fixed text: as bad as not clean
         result.left, result.error = result.before, result.error or exc.one_line()
     try:
@@ -348,7 +368,8 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
                 module = package.module_name(name)
                 dir_before = package.public_dir(module) if module else None
                 imports += dir_before is not None
-                ctx = _Context(services, package, path, name, text, encoding, linter, line_length(config), use_llm)
+                ctx = _Context(services, package, path, name, text, encoding, linter, line_length(config), use_llm,
+                               _silenced(linter, text, encoding, before))
                 for system in systems:
                     t0 = time.perf_counter()
                     try:
@@ -378,7 +399,8 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
     summaries = [_summary(system, [r for r in results if r.system == system]) for system in systems]
     before = sum(r.before for r in results if r.system == systems[0])
     model = services.model_spec.name if use_llm and "pipeline" in systems else "off"
-    return ModulesReport(str(data), model, before, packages, summaries, results, time.perf_counter() - started)
+    return ModulesReport(str(data), model, before, packages, summaries, results, time.perf_counter() - started,
+                         sandbox.isolation().note)
 
 
 def _summary(system: str, results: list[FileResult]) -> SystemSummary:
@@ -386,6 +408,7 @@ def _summary(system: str, results: list[FileResult]) -> SystemSummary:
     tested = [r for r in results if r.tests is not None]
     return SystemSummary(
         system=system, files=len(results), clean=sum(r.clean for r in results), left=sum(r.left for r in results),
+        silenced=sum(r.silenced for r in results), clean_without_noqa=sum(r.clean and not r.silenced for r in results),
         names_kept=sum(not r.names_lost for r in results), docs_kept=sum(not r.docs_changed for r in results),
         tests_passed=sum(bool(r.tests) for r in tested), tests_run=len(tested),
         p50_s=statistics.median(seconds), max_s=max(seconds), llm_calls=sum(r.llm_calls for r in results),

@@ -1,19 +1,23 @@
 """The packages `eval fix-modules` fixes: read from a TOML set, fetched from PyPI once into the cache.
 
-Each release is fetched as its sdist (`pip download --no-deps --no-binary :all:`), because the
-sdist carries the package's flake8 config and tests, and unpacked into
-cache_dir()/eval-packages/NAME-VERSION; a later run reads it from there, offline.
+Each release is fetched as its sdist, because the sdist carries the package's flake8 config and
+tests: found through the package index's JSON API, checked against the index's sha256, and
+unpacked (no links, nothing outside the folder) into cache_dir()/eval-packages/NAME-VERSION
+without running anything of it; a later run reads it from there, offline.
 """
 
 from __future__ import annotations
 
 import configparser
+import hashlib
+import json
+import os
 import re
-import subprocess
-import sys
 import tarfile
 import tempfile
 import tomllib
+import urllib.error
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -21,7 +25,9 @@ from pathlib import Path, PurePosixPath
 from codeasst import paths
 from codeasst.errors import CodeasstError, UsageError
 
-PIP_TIMEOUT_S = 300
+FETCH_TIMEOUT_S = 60
+INDEX_URL = "https://pypi.org/simple"  # PIP_INDEX_URL overrides it, as for pip
+_SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 FLAKE8_LINE_LENGTH = 79
 # An exact release only: a range would let the code under the figures change between runs.
 REQUIREMENT = re.compile(r"(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\d[\w.+!-]*)")
@@ -115,12 +121,6 @@ def load_set(path: Path) -> list[PackageSpec]:
     return specs
 
 
-def _pip_error(stderr: str) -> str:
-    """pip's own reason, without its warnings about other indexes."""
-    errors = [line.removeprefix("ERROR:").strip() for line in stderr.splitlines() if line.startswith("ERROR:")]
-    return errors[-1] if errors else (stderr.strip().splitlines() or ["pip download failed"])[-1]
-
-
 def _unpack(archive: Path, into: Path) -> Path:
     """The single top folder of an sdist, unpacked under `into`."""
     try:
@@ -139,32 +139,61 @@ def _unpack(archive: Path, into: Path) -> Path:
 
 
 def fetch(requirement: str) -> Path:
-    """The unpacked sdist of NAME==VERSION in the cache, downloaded with pip on first use."""
+    """The unpacked sdist of NAME==VERSION in the cache, downloaded from the package index on first use.
+
+    Found through the index's JSON API (PEP 691) and checked against its sha256, never through
+    `pip download`: for an sdist pip prepares the package's metadata, which runs its setup.py."""
     match = REQUIREMENT.fullmatch(requirement)
     if not match:
         raise UsageError(f"{requirement!r} is not NAME==VERSION")
-    dest = paths.cache_dir() / "eval-packages" / f"{match['name'].lower().replace('_', '-')}-{match['version']}"
+    name, version = match["name"], match["version"]
+    dest = paths.cache_dir() / "eval-packages" / f"{name.lower().replace('_', '-')}-{version}"
     if dest.is_dir():  # only ever created complete, by the rename below
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
+    found = _sdist(name, version)
     with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".fetch-") as tmp:
-        download = Path(tmp) / "download"
-        argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--disable-pip-version-check",
-                "--retries", "1", "--timeout", "30", "--dest", str(download), requirement]
-        try:
-            subprocess.run(argv, capture_output=True, text=True, check=True, timeout=PIP_TIMEOUT_S,
-                           stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise CodeasstError(f"cannot fetch {requirement}: pip download gave no answer in {PIP_TIMEOUT_S} s") \
-                from None
-        except subprocess.CalledProcessError as exc:
-            raise CodeasstError(f"cannot fetch {requirement}: {_pip_error(exc.stderr)}",
-                                hint="it needs PyPI once; later runs read the cache") from None
-        archives = list(download.iterdir())
-        if len(archives) != 1:
-            raise CodeasstError(f"cannot fetch {requirement}: pip download left {len(archives)} files, expected one")
-        _unpack(archives[0], Path(tmp) / "unpacked").rename(dest)
+        archive = Path(tmp) / found["filename"]
+        data = _get(found["url"], requirement)
+        if hashlib.sha256(data).hexdigest() != found["hashes"].get("sha256"):
+            raise CodeasstError(f"cannot fetch {requirement}: {found['filename']} does not match the index's sha256")
+        archive.write_bytes(data)
+        _unpack(archive, Path(tmp) / "unpacked").rename(dest)
     return dest
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()  # PEP 503
+
+
+def _sdist(name: str, version: str) -> dict:
+    """The index's entry for the release's sdist: filename, url and hashes."""
+    index = os.environ.get("PIP_INDEX_URL", INDEX_URL).rstrip("/")
+    listing = _get(f"{index}/{_normal(name)}/", f"{name}=={version}", accept=_SIMPLE_JSON)
+    try:
+        files = json.loads(listing)["files"]
+    except (ValueError, KeyError, TypeError):
+        raise CodeasstError(f"cannot fetch {name}=={version}: {index} gave no JSON file list") from None
+    for entry in files:
+        filename = entry.get("filename", "")
+        stem = filename.removesuffix(".tar.gz").removesuffix(".zip")
+        if stem == filename or entry.get("yanked"):
+            continue
+        project, _, release = stem.rpartition("-")
+        if _normal(project) == _normal(name) and release == version and entry.get("url") and entry.get("hashes"):
+            return entry
+    raise CodeasstError(f"cannot fetch {name}=={version}: the index has no sdist of that release")
+
+
+def _get(url: str, requirement: str, accept: str | None = None) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
+            return response.read()
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise CodeasstError(f"cannot fetch {requirement}: {reason}",
+                            hint="it needs the package index once; later runs read the cache") from None
 
 
 def import_root(top: Path, src: str | None = None) -> Path:

@@ -98,10 +98,12 @@ def ranked_files(hits: list[Hit]) -> list[str]:
 
 
 def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused]]:
-    """Each stage's ranking in fused form: every retriever alone, fused, fused without
-    HyDE (what skipping it would cost), and reranked."""
-    stages = {name: as_fused(result.rankings.get(name, []), name) for name in SINGLE}
-    stages.update({name: as_fused(result.rankings[name], name) for name in LONG_SINGLE if name in result.rankings})
+    """Each stage's ranking in fused form: every retriever that ran alone, fused, fused without
+    HyDE (what skipping it would cost), and reranked. A retriever the pipeline skipped on this
+    query (HyDE and rg on a long one) is no stage of it: "not run" is not a ranking that found
+    nothing, and scoring it as one would drag that retriever's figures down."""
+    stages = {name: as_fused(result.rankings[name], name)
+              for name in (*SINGLE, *LONG_SINGLE) if name in result.rankings}
     if "dense-en" not in result.rankings:  # an English question: its English query is the question
         stages["dense-en"] = stages["dense"]
     stages["fused"] = result.fused
@@ -111,6 +113,15 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
     if result.reranked is not None:
         stages["reranked"] = result.reranked
     return stages
+
+
+def score(row: dict, result: Retrieval, cfg: RetrievalSettings, seconds: float) -> Scored:
+    """What each stage that ran on this row shows a user, and how it ranks every file."""
+    shown, ranked = {}, {}
+    for stage, ranking in stages_of(result, cfg).items():
+        shown[stage] = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
+        ranked[stage] = ranked_files([f.hit for f in ranking])
+    return Scored(row, shown, ranked, seconds)
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -239,11 +250,29 @@ def summarise(scored: list[Scored]) -> dict:
     if baseline:
         block["fused_above_baseline_at_every_k"] = all(fused.get(f"recall@{k}", 0) > baseline[f"recall@{k}"]
                                                        for k in RECALL_AT)
+    block["fused_against"] = _fused_against(scored)
     block["fused_beats_every_single_retriever"] = all(
-        fused.get("f1", 0) > block["stages"][name]["f1"] and fused.get("recall@5", 0) > block["stages"][name]["recall@5"]
-        for name in SINGLE if name in block["stages"]
+        versus["fused"]["f1"] > versus["alone"]["f1"] and versus["fused"]["recall@5"] > versus["alone"]["recall@5"]
+        for versus in block["fused_against"].values()
     )
     return block
+
+
+def _fused_against(scored: list[Scored]) -> dict[str, dict]:
+    """Fused against each single retriever, on the rows where that retriever ran only: on the
+    others fused had inputs the retriever never had a chance at."""
+    out = {}
+    for name in (*SINGLE, *LONG_SINGLE):
+        both = [item for item in scored if name in item.shown and "fused" in item.shown]
+        if not both:
+            continue
+        alone, fused = StageScores(), StageScores()
+        for item in both:
+            expected = set(item.row["expected"])
+            alone.add(item.shown[name], item.ranked[name], expected)
+            fused.add(item.shown["fused"], item.ranked["fused"], expected)
+        out[name] = {"rows": len(both), "fused": fused.summary(), "alone": alone.summary()}
+    return out
 
 
 def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
@@ -294,17 +323,13 @@ def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags
         started = time.perf_counter()
         result = find(services, row["question"], update_index=False)  # indexed above, once per repo
         seconds = time.perf_counter() - started
-        cfg = services.settings.retrieval
-        shown, ranked = {}, {}
-        for stage, ranking in stages_of(result, cfg).items():
-            shown[stage] = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
-            ranked[stage] = ranked_files([f.hit for f in ranking])
+        item = score(row, result, services.settings.retrieval, seconds)
         # The baseline ranks files, not chunks: it is shown as its top k files.
-        ranked[BASELINE] = [p for p, _ in baseline_for[row["repo"]].rank(row["question"], 50)]
-        shown[BASELINE] = ranked[BASELINE][: cfg.k]
-        scored.append(Scored(row, shown, ranked, seconds))
+        item.ranked[BASELINE] = [p for p, _ in baseline_for[row["repo"]].rank(row["question"], 50)]
+        item.shown[BASELINE] = item.ranked[BASELINE][: services.settings.retrieval.k]
+        scored.append(item)
         if on_row:
-            on_row(number, len(rows), {"question": row["question"], "top": ranked["fused"][:3],
+            on_row(number, len(rows), {"question": row["question"], "top": item.ranked["fused"][:3],
                                        "expected": row["expected"]})
     report = {"split": split, "shown": "files shown: top k hits, per-file cap, score cutoff, alike for every stage",
               **summarise(scored)}
@@ -341,7 +366,12 @@ def _block_lines(title: str, block: dict) -> list[str]:
             fused = entry["stages"].get("fused", {})
             lines.append(f"{repo} ({entry['rows']} questions): fused F1 {fused.get('f1', 0):.3f}, "
                          f"recall@1 {fused.get('recall@1', 0):.3f}, recall@3 {fused.get('recall@3', 0):.3f}")
-    lines.append(f"fused beats every single retriever on F1 and recall@5: "
+    for name, versus in block["fused_against"].items():
+        if versus["rows"] < block["rows"]:
+            lines.append(f"{name} ran on {versus['rows']} of {block['rows']} questions; on those, fused F1 "
+                         f"{versus['fused']['f1']:.3f} against {versus['alone']['f1']:.3f}, recall@5 "
+                         f"{versus['fused']['recall@5']:.3f} against {versus['alone']['recall@5']:.3f}")
+    lines.append(f"fused beats every single retriever on F1 and recall@5, each on the rows where it ran: "
                  f"{'yes' if block['fused_beats_every_single_retriever'] else 'NO'}")
     if "fused_above_baseline_at_every_k" in block:
         lines.append(f"fused recall above the {BASELINE} at every k: "

@@ -34,8 +34,6 @@ import json
 import random
 import shlex
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -44,6 +42,7 @@ from pathlib import Path
 
 from codeasst.complete.fim import CompleteOptions, fim_prompt
 from codeasst.errors import CodeasstError, UsageError
+from codeasst.evals import sandbox
 from codeasst.evals.fim import (
     OWN_SUFFIX_TOKENS,
     Score,
@@ -58,13 +57,12 @@ from codeasst.evals.masking import Function, Masked, functions, mask
 from codeasst.evals.packages import REQUIREMENT, fetch, import_root
 from codeasst.services import Services
 
-_REACH = Path(__file__).with_name("pytest_reach.py")  # run by path: see its docstring
 _COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".tox", ".nox", ".venv", "venv", ".eggs",
                                       "build", "dist", ".pytest_cache", ".mypy_cache")
 _NOT_SOURCE = {"tests", "test", "testing", "docs", "doc", "examples", "benchmarks", "bench"}
 # The test process: no plugins from codeasst's own environment (they would load with every run and
 # are not the repository's), and its own HOME so nothing the tests write lands in the user's.
-_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # added to the sandbox's minimal environment
 
 
 @dataclass
@@ -124,14 +122,13 @@ class Work:
             spec.write_text(json.dumps({"paths": self.paths, "trace": trace, "out": str(out),
                                         "args": ["-q", "-p", "no:cacheprovider", "-c", str(self.ini),
                                                  "--rootdir", str(self.root), *args]}), encoding="utf-8")
-            argv = [sys.executable, "-I", "-B", str(_REACH), str(spec)]
             self.runs += 1
-            try:
-                proc = subprocess.run(argv, cwd=self.root, env={**_ENV, "HOME": tmp}, capture_output=True, text=True,
-                                      timeout=timeout_s, stdin=subprocess.DEVNULL, check=False)
-            except subprocess.TimeoutExpired:
+            # The package's tests and the model's line run sandboxed; they may write in the copy and in tmp.
+            ran = sandbox.run_python([str(sandbox.PYTEST_RUNNER), str(spec)], cwd=self.root, timeout_s=timeout_s,
+                                     writable=[Path(tmp)], env=_ENV)
+            if ran.timed_out:
                 return -1, f"timed out after {timeout_s:.0f} s", {}
-            return proc.returncode, _reason(proc.stdout + proc.stderr), \
+            return ran.returncode, _reason(ran.stdout + ran.stderr), \
                 json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
 
     def passes(self, file: str, program: str, tests: list[str]) -> bool:
@@ -360,7 +357,7 @@ def evaluate(services: Services, repo: str, *, tests: str | None = None, limit: 
             "functions_reached": len(reached(found, lines)), "masked": len(rows),
             "dropped_unnoticed": statuses.count("dropped: the tests do not notice"),
             "dropped_truth_fails": statuses.count("dropped: the ground truth fails"),
-            "scored": statuses.count("scored"), "test_runs": work.runs,
+            "scored": statuses.count("scored"), "test_runs": work.runs, "sandbox": sandbox.isolation().note,
             "settings": settings_label(options) + (", ring: the test" if recent_tests else ""),
             "systems": systems(rows), "rows": rows}
 
@@ -394,7 +391,7 @@ def lines(result: dict) -> list[str]:
             f"line, {result['dropped_truth_fails']} as the ground truth fails; {result['scored']} scored. "
             f"{result['test_runs']} test runs, {result['seconds']} s; model {result['model']}; "
             f"complete: {result['settings']}.")
-    out = [head, "", "| system | rows | pass@1 | pass when shown | shown | silence | p50 ms | p95 ms |",
+    out = [head, f"tests ran: {result['sandbox']}", "", "| system | rows | pass@1 | pass when shown | shown | silence | p50 ms | p95 ms |",
            "|---|---|---|---|---|---|---|---|"]
     for s in result["systems"]:
         shown = ("-", "-", "-") if s.sanity else (_pct(s.pass_when_shown), s.shown, _pct(s.silence))

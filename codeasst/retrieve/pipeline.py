@@ -32,7 +32,10 @@ PROSE = {"markdown", "json", "yaml", "text", "sql"}
 class Retrieval:
     question: str
     analysis: QueryAnalysis | None
-    rankings: dict[str, list[Hit]]  # each retriever's own ranking
+    # Each retriever's own ranking, for every retriever that ran (HyDE: empty when the model wrote
+    # nothing). One the pipeline skipped, or that had nothing to search for (rg with no keyword, the
+    # clues of a report that quotes nothing), has no entry.
+    rankings: dict[str, list[Hit]]
     fused: list[Fused]  # every candidate, fused, before the per-file cap
     hits: list[Fused]  # the final top k
     timings: dict[str, float] = field(default_factory=dict)
@@ -156,6 +159,8 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         queries["dense-en"] = analysis.english
     if analysis and analysis.hyde.strip() and hyde:
         queries["hyde"] = analysis.hyde
+    elif analysis and hyde:
+        rankings["hyde"] = []  # asked for, and the model wrote nothing: HyDE ran and found nothing
     if queries:
         started = time.perf_counter()
         vectors = embedder.embed(list(queries.values()))

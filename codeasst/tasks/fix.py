@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from codeasst.errors import CodeasstError
+from codeasst.errors import CodeasstError, UsageError
 from codeasst.fixing.formatter import find_formatter
 from codeasst.fixing.pipeline import (
     Change,
@@ -73,15 +73,19 @@ def fix_file(services: Services, path: Path, *, options: FixOptions | None = Non
     return result
 
 
-def fix_text(services: Services, data: bytes, *, name: str = "stdin.py", options: FixOptions | None = None) -> FixResult:
-    """Fix code read from stdin, linted as if it were the file `name` in the repository (for config)."""
+def fix_text(services: Services, data: bytes, *, name: str = "stdin.py", path: Path | None = None,
+             options: FixOptions | None = None) -> FixResult:
+    """Fix code read from stdin. It is judged as the file `path` (`--stdin-filename`, as ruff and
+    black take it): that file's flake8 config, and what its place says of its names (a package's
+    `__init__.py` re-exports its imports); without one, as a file `name` at the repository's top."""
     options = options or options_from(services)
     if len(data) > options.max_file_bytes:
         raise FixInputError(f"{name}: {len(data):,} bytes is over the limit of {options.max_file_bytes:,}")
     text, encoding, _ = decode(data, name)
     root = services.repo.root
-    linter = Linter.for_path(root / name, root, options.linter, options.linter_timeout_s)
-    formatter = find_formatter(root / name, root) if options.formatter == "auto" else None
+    path = path or root / name
+    linter = Linter.for_path(path, root, options.linter, options.linter_timeout_s)
+    formatter = find_formatter(path, root) if options.formatter == "auto" else None
     result = fix_source(normalize_newlines(text), linter, llm=lambda: services.llm, options=options, name=name,
                         encoding=encoding, formatter=formatter)
     result.newline = dominant_newline(text)
@@ -132,28 +136,41 @@ class FixRun:
         return [o.result.to_json(with_diff=with_diff) for o in self.outcomes if o.result is not None]
 
 
-def start_dir(names: list[str], cwd: Path) -> Path:
-    """Where the repository and its config are looked for: the first file's directory, else `cwd`."""
-    first = cwd / names[0] if names and names[0] != STDIN else cwd
+def start_dir(names: list[str], cwd: Path, stdin_filename: str | None = None) -> Path:
+    """Where the repository and its config are looked for: the first file's directory (for stdin,
+    the directory of the file it stands for), else `cwd`."""
+    first = names[0] if names else None
+    if first == STDIN:
+        first = stdin_filename
+    first = cwd / first if first else cwd
     if first.is_dir():
         return first
     return first.parent if first.parent.exists() else cwd
 
 
 def fix_files(services: Services, names: list[str], *, options: FixOptions, read_stdin: Callable[[], bytes],
-              cwd: Path = Path("."), write: bool = False, check: bool = False,
+              cwd: Path = Path("."), write: bool = False, check: bool = False, stdin_filename: str | None = None,
               on_outcome: Callable[[Outcome], None] | None = None) -> FixRun:
-    """Fix each name in turn (`-` is stdin, read by `read_stdin`), relative names against `cwd`,
-    writing verified fixes back when `write`; `on_outcome` sees each one as soon as it is done.
+    """Fix each name in turn (`-` is stdin, read by `read_stdin` and judged as `stdin_filename`
+    when given), relative names against `cwd`, writing verified fixes back when `write`;
+    `on_outcome` sees each one as soon as it is done.
 
     Exit code: the highest of the errors' codes, so one bad file is not hidden by the others; else
     1 with `check` when any diagnostic remains; else 0."""
+    if stdin_filename is not None and STDIN not in names:
+        raise UsageError("--stdin-filename names the code read from stdin: give - as the file")
+    if stdin_filename is not None and not stdin_filename.strip():
+        raise UsageError("--stdin-filename is empty")
     run = FixRun()
     for name in names:
         outcome = Outcome(name)
         try:
             if name == STDIN:
-                outcome.result = fix_text(services, read_stdin(), options=options)
+                if stdin_filename:
+                    outcome.result = fix_text(services, read_stdin(), name=stdin_filename,
+                                              path=(cwd / stdin_filename).absolute(), options=options)
+                else:
+                    outcome.result = fix_text(services, read_stdin(), options=options)
             else:
                 outcome.result = fix_file(services, cwd / name, options=options, for_write=write, name=str(Path(name)))
                 if write:

@@ -98,6 +98,25 @@ def test_stdin_is_read_and_the_fixed_code_printed(make_repo):
     assert "stdin.py: fixed 4 of 4 diagnostics" in proc.stderr
 
 
+def test_stdin_filename_judges_piped_code_as_that_file(make_repo):
+    """An editor pipes a package's __init__.py: its imports are the package's API, and its folder's
+    flake8 config applies. Without the name, stdin is a loose script whose unused imports go."""
+    init = "from pkg.core import run\nfrom pkg.util import helper\n\n__version__ = '1.0'\n"
+    root = make_repo({"pkg/__init__.py": init, "pkg/core.py": "def run():\n    pass\n",
+                      "pkg/util.py": "def helper():\n    pass\n", "pkg/tox.ini": "[flake8]\nextend-ignore = E231\n"})
+    proc = fix_stdin(init.encode(), "--no-llm", "--stdin-filename", "pkg/__init__.py", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert b"from pkg.core import run  # noqa: F401" in proc.stdout and b"import helper" in proc.stdout
+    assert "pkg/__init__.py: fixed 2 of 2 diagnostics" in proc.stderr  # named as the file it is
+    assert fix_stdin(init.encode(), "--no-llm", cwd=root).stdout == b"__version__ = '1.0'\n"
+    # The config beside the named file applies: E231 is ignored there, not at the top.
+    code = b"x = [1,2]\n"
+    assert fix_stdin(code, "--no-llm", "--stdin-filename", "pkg/new.py", cwd=root).stdout == code
+    assert fix_stdin(code, "--no-llm", cwd=root).stdout == b"x = [1, 2]\n"
+    proc = run_cli("fix", "--no-llm", "--stdin-filename", "pkg/new.py", "pkg/core.py", cwd=root, check_rc=None)
+    assert_one_line_error(proc, 2, "give - as the file")
+
+
 def test_dash_c_runs_as_if_started_in_that_directory(make_repo, tmp_path):
     root = make_repo({"pkg/mod.py": MESSY, "tox.ini": "[flake8]\nextend-ignore = E231\n"})
     elsewhere = tmp_path / "elsewhere"

@@ -12,6 +12,7 @@ import pytest
 
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.errors import UsageError
+from codeasst.evals import sandbox
 from codeasst.evals import unittest_metric as um
 from codeasst.evals.masking import Function, functions, mask
 from codeasst.services import build_services
@@ -207,7 +208,7 @@ def test_scores_silence_and_the_json_shape(tmp_path):
     assert (complete.latency_p50_ms, raw.latency_p95_ms, truth.latency_p50_ms) == (200.0, 100.0, None)
     result = {"repo": "r", "model": "bundled", "tests": ["tests"], "seed": 0, "seconds": 1.0, "tests_found": 3, "tests_passed": 3,
               "functions": 5, "functions_reached": 5, "masked": 5, "dropped_unnoticed": 1, "dropped_truth_fails": 1,
-              "scored": 3, "test_runs": 9, "settings": "psm", "systems": um.systems(rows),
+              "scored": 3, "test_runs": 9, "settings": "psm", "systems": um.systems(rows), "sandbox": "isolated",
               "rows": rows}
     data = um.to_json(result)
     assert "rows" not in data and data["systems"][0]["silence"] is None and data["systems"][4]["shown"] == 2
@@ -224,7 +225,7 @@ def test_repo_is_a_directory_or_a_release(tmp_path):
         um.resolve(str(tmp_path / "missing"))
     with pytest.raises(UsageError, match="neither"):
         um.resolve("more-itertools>=10")
-    assert Path(um._REACH).is_file()
+    assert Path(sandbox.PYTEST_RUNNER).is_file()
 
 
 def test_with_recent_tests_completes_as_a_user_coming_from_the_test(tmp_path, monkeypatch):

@@ -154,8 +154,82 @@ def test_the_real_set_parses():
     assert sum(f.endswith("__init__.py") for s in specs for f in s.files) == 2
 
 
-def test_a_release_that_cannot_be_fetched_says_why_in_one_line(monkeypatch):
-    monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: pip answers from no index at all
-    with pytest.raises(Exception, match=r"^cannot fetch nosuchpackage==1\.0: .*nosuchpackage") as caught:
+@pytest.fixture
+def package_index(tmp_path, monkeypatch):
+    """A package index on a local HTTP server (PEP 691 JSON), holding one sdist whose setup.py,
+    if anything ran it, would leave a file behind."""
+    import hashlib
+    import http.server
+    import io
+    import json
+    import tarfile
+    import threading
+
+    ran = tmp_path / "setup-py-ran"
+    setup = f"open({str(ran)!r}, 'w').write('yes')\n".encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for name, data in {"evil-1.0/setup.py": setup, "evil-1.0/evil/__init__.py": b"x = 1\n"}.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    sdist = buffer.getvalue()
+    files = {"/evil-1.0.tar.gz": sdist}
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/simple/evil/":
+                listing = {"files": [{"filename": "evil-1.0.tar.gz", "url": f"http://127.0.0.1:{port}/evil-1.0.tar.gz",
+                                      "hashes": {"sha256": files.get("sha256", hashlib.sha256(sdist).hexdigest())}}]}
+                body = json.dumps(listing).encode()
+            elif self.path in files:
+                body = files[self.path]
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{port}/simple")
+    yield files, ran
+    server.shutdown()
+
+
+def test_the_held_out_set_follows_its_rule():
+    """tests/data/fix/heldout.toml: six packages the fix work never touched, three modules each."""
+    held_out = load_set(Path(__file__).parents[1] / "data" / "fix" / "heldout.toml")
+    development = load_set(Path(__file__).parents[1] / "data" / "fix" / "modules.toml")
+    assert len(held_out) >= 5 and sum(len(s.files) for s in held_out) >= 15
+    assert all(len(s.files) == 3 for s in held_out)
+    assert not {s.name for s in held_out} & {s.name for s in development}
+
+
+def test_a_package_is_fetched_and_unpacked_without_running_its_setup_py(package_index):
+    _, ran = package_index
+    top = fetch("evil==1.0")
+    assert (top / "evil" / "__init__.py").read_text() == "x = 1\n" and (top / "setup.py").is_file()
+    assert not ran.exists()
+
+
+def test_an_sdist_that_does_not_match_the_index_hash_is_refused(package_index):
+    files, _ = package_index
+    files["sha256"] = "0" * 64
+    with pytest.raises(Exception, match=r"^cannot fetch evil==1\.0: evil-1\.0\.tar\.gz does not match"):
+        fetch("evil==1.0")
+
+
+def test_a_release_that_cannot_be_fetched_says_why_in_one_line(package_index):
+    with pytest.raises(Exception, match=r"^cannot fetch nosuchpackage==1\.0: .*Not Found") as caught:
         fetch("nosuchpackage==1.0")
     assert "\n" not in caught.value.one_line()
+    with pytest.raises(Exception, match=r"^cannot fetch evil==2\.0: the index has no sdist of that release"):
+        fetch("evil==2.0")
+
+

@@ -212,3 +212,43 @@ def test_a_stage_that_ran_on_some_rows_says_how_many():
     assert (block["stages"]["hyde"]["rows"], block["stages"]["hyde"]["recall@1"]) == (1, 1.0)
     assert (block["stages"]["fused"]["rows"], block["stages"]["fused"]["recall@1"]) == (3, 0.3333)
     assert "| hyde | 1 | 1.000 |" in "\n".join(_block_lines("t", block))
+
+
+def test_a_stage_the_pipeline_skipped_is_not_run_never_scored(make_repo):
+    """A long report skips HyDE and rg: those stages are "not run" on it, not 0, and fused is
+    compared with each retriever only on the rows where that retriever ran."""
+    from codeasst.evals.retrieval import score, stages_of, summarise
+
+    root = make_repo({
+        "billing/tax.py": "def apply_vat(amount):\n    return amount * 1.2\n",
+        "billing/invoice.py": "from billing.tax import apply_vat\n\n\ndef invoice_total(lines):\n"
+                              "    return apply_vat(sum(lines))\n",
+    })
+    llm = ScriptedLLM([" apply_vat, tax\n", "def add_tax(x):\n    return apply_vat(x)\n"])
+    services = build_services(root, {"retrieval.llm_keywords": True}, embedder=HashingEmbedder(), llm=llm)
+    cfg = services.settings.retrieval
+    report = ("Invoice totals are wrong\n\nThe VAT added to an invoice is off by a cent.\n"
+              "Steps: make an invoice of three lines.\nExpected: 3.60\nGot: 3.61\n")
+    short, long = search(services, "where is the tax added?", k=3), search(services, report, k=3)
+    assert {"hyde", "rg"} <= set(stages_of(short, cfg))
+    assert not {"hyde", "rg"} & set(stages_of(long, cfg))
+
+    rows = [{"repo": "r", "question": q, "expected": ["billing/tax.py"]} for q in ("short", "long")]
+    block = summarise([score(rows[0], short, cfg, 1.0), score(rows[1], long, cfg, 1.0)])
+    assert block["stages"]["hyde"]["rows"] == block["stages"]["rg"]["rows"] == 1
+    assert block["stages"]["fused"]["rows"] == 2
+    assert block["fused_against"]["hyde"]["rows"] == 1
+
+
+def test_fused_is_compared_only_where_both_ran():
+    from codeasst.evals.retrieval import Scored, summarise
+
+    def row(expected: list[str], stages: dict[str, list[str]]) -> Scored:
+        return Scored({"repo": "r", "expected": expected}, stages, stages, 1.0)
+
+    # Where HyDE ran, fused finds both files and HyDE one; on the report HyDE skipped, fused misses.
+    both = row(["a.py", "c.py"], {"fused": ["a.py", "c.py"], "hyde": ["a.py"], "dense": ["a.py"]})
+    report = row(["a.py"], {"fused": ["b.py"], "dense": ["b.py", "d.py"]})
+    block = summarise([both, report])
+    assert block["fused_against"]["hyde"]["fused"]["f1"] == 1.0
+    assert block["fused_beats_every_single_retriever"]
