@@ -61,8 +61,9 @@ class EmbedderSettings(_Section):
     precision: Literal["fp32", "int8"] = "fp32"
     """Weights of the onnxruntime embedder. 'fp32' gives sentence-transformers' vectors (an index built
     by either serves both). 'int8' (dynamic, per channel) embeds about 1.5x faster on a CPU, but its
-    vectors differ: the fused recall@1 of `codeasst eval retrieval` fell 5 to 7 points (docs/benchmarks.md),
-    and switching rebuilds the index."""
+    vectors differ (docs/benchmarks.md), and switching rebuilds the index. It is not the default because
+    a retrieval eval run when it was built put its recall below fp32's; that run's figures were not
+    recorded, and it has not been re-measured."""
 
     query_runtime: str = "onnx"
     """For an index built on torch: 'onnx' embeds queries with onnxruntime (exported once; fast start) or
@@ -125,7 +126,8 @@ class AskSettings(_Section):
     query_analysis: bool = False
     """The full query analysis (LLM keywords and HyDE, as `search` runs it) for ask too. Off by default,
     ask only has questions not in English translated: on 2 CPU cores the rest delays the first answer
-    token by about 1.6 s, for one question in 76 of recall@3 in the eval (see docs/benchmarks.md)."""
+    token by 1.3 to 2.0 s (docs/benchmarks.md, "Search and ask latency"), and it gained little recall@3
+    on the 76 questions it was chosen on (issue 4; those figures are not kept, and not re-measured)."""
 
     max_tokens: int = 400
     """Longest answer, in tokens."""

@@ -25,8 +25,9 @@ from codeasst.backends.onnx_export import INPUTS, export, int8_path, onnx_path, 
 __all__ = ["OnnxEmbedder", "buckets", "onnx_path"]
 
 # Padded tokens per forward pass on the CPU, besides batch_size texts, so batches of long texts
-# stay small enough for the caches: on 2 cores 2,048 ran about 5% faster than 4,096 or 8,192 and
-# level with 1,024 (fp32 and int8; docs/benchmarks.md). A GPU gets batch_size texts whatever their length.
+# stay small enough for the caches. 2,048 was chosen on 2 cores against 1,024, 4,096 and 8,192
+# (fp32 and int8); that comparison has no figure in docs/benchmarks.md and was not re-measured.
+# A GPU gets batch_size texts whatever their length.
 CPU_BATCH_TOKENS = 2048
 
 

@@ -21,6 +21,7 @@ import contextlib
 import json
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -76,12 +77,16 @@ class FixEvalReport:
     systems: list[SystemScore]
     wall_s: float
     sandbox: str = ""  # how the "kept" checks ran the fixed code (sandbox.isolation's note)
+    splits: dict[str, int] = field(default_factory=dict)  # rows per `split` mark ("unmarked" for none)
 
     def to_json(self) -> dict:
         return asdict(self)
 
     def lines(self) -> list[str]:
-        out = [f"{self.rows} rows from {self.data}; {self.wall_s:.0f} s in all", f"kept checks: {self.sandbox}",
+        marks = ", ".join(f"{name} {n}" for name, n in self.splits.items())
+        unmarked = " (unmarked rows: nothing says whether fix was developed on them)" if "unmarked" in self.splits else ""
+        out = [f"{self.rows} rows from {self.data}; {self.wall_s:.0f} s in all", f"splits: {marks}{unmarked}",
+               f"kept checks: {self.sandbox}",
                "| system | clean | kept | AST unchanged (style-only rows) | mean s/row | model calls |",
                "|---|---|---|---|---|---|"]
         for s in self.systems:
@@ -193,7 +198,9 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
                 if progress:
                     progress(system, i + 1, len(rows), result)
             scores.append(_summary(system, done))
-    return FixEvalReport(str(data), len(rows), scores, time.perf_counter() - started, sandbox.isolation().note)
+    splits = dict(Counter(str(row.get("split", "unmarked")) for row in rows))
+    return FixEvalReport(str(data), len(rows), scores, time.perf_counter() - started, sandbox.isolation().note,
+                         splits)
 
 
 def _score(row: dict, result: RowResult, linter: Linter, workdir: Path, timeout_s: float) -> None:

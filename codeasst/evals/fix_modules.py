@@ -22,7 +22,8 @@ Systems: `none` (unchanged: the floor), `autopep8` (`autopep8 -a -a FILE`, which
 package's config itself), `ruff` (`ruff check --fix` then `ruff format`, at the package's flake8
 line length), and `pipeline` (codeasst.fixing.pipeline.fix_source, as `codeasst fix` runs it).
 
-A set is a TOML file of packages:
+A set is a TOML file of packages, and may say of itself `split = "tune"` (fix was developed on
+it: its figures are in-sample) or `split = "test"` (held out); the report's header repeats it:
 
     [[package]]
     name = "requests"
@@ -55,7 +56,7 @@ from pathlib import Path
 
 from codeasst.errors import CodeasstError, UsageError
 from codeasst.evals import module_checks, sandbox
-from codeasst.evals.packages import PackageSpec, fetch, import_root, line_length, load_set
+from codeasst.evals.packages import PackageSpec, fetch, import_root, line_length, load_set, split_of
 from codeasst.fixing.pipeline import FixOptions, fix_source
 from codeasst.lint import Linter, LinterError, find_config
 from codeasst.services import Services
@@ -104,7 +105,7 @@ class SystemSummary:
     files: int
     clean: int
     left: int
-    silenced: int  # findings a `# noqa` the system added hides: left, not fixed
+    silenced: int  # findings hidden by noqa comments the system added: left, not fixed
     clean_without_noqa: int  # files clean with those counted as left
     names_kept: int
     docs_kept: int
@@ -126,6 +127,7 @@ class ModulesReport:
     files: list[FileResult]
     wall_s: float
     sandbox: str = ""  # how the packages' own code and tests ran (sandbox.isolation's note)
+    split: str = ""  # what the set says of itself: developed on (in-sample) or held out
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -135,7 +137,7 @@ class ModulesReport:
         label = {"pipeline": "pipeline" if self.model != "off" else "pipeline --no-llm"}
         files = len(self.files) // max(1, len(self.systems))
         out = [(f"{files} files from {len(self.packages)} packages in {self.data}; model: {self.model}; "
-                f"{self.wall_s:.0f} s in all"), f"imports and tests: {self.sandbox}", "",
+                f"{self.wall_s:.0f} s in all"), f"split: {self.split}", f"imports and tests: {self.sandbox}", "",
                (f"| system | clean | clean, noqa added counted as left | findings left (of {self.findings_before}) "
                 "| silenced by noqa added | public names kept | docs kept | package tests pass | p50 s | max s "
                 "| model calls |"), "|---" * 11 + "|"]
@@ -400,7 +402,7 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
     before = sum(r.before for r in results if r.system == systems[0])
     model = services.model_spec.name if use_llm and "pipeline" in systems else "off"
     return ModulesReport(str(data), model, before, packages, summaries, results, time.perf_counter() - started,
-                         sandbox.isolation().note)
+                         sandbox.isolation().note, split_of(data))
 
 
 def _summary(system: str, results: list[FileResult]) -> SystemSummary:

@@ -97,6 +97,26 @@ def _entry(entry: dict, base: Path, where: str) -> PackageSpec:
                        str(entry.get("why", "")))
 
 
+SPLITS = {
+    "tune": "tune: fix was developed on these files, so every figure is in-sample",
+    "test": "test: held out, nothing was chosen on these files",
+}
+
+
+def split_of(path: Path) -> str:
+    """What a set's top-level `split` says of it, for the report's header: tune (the fix was
+    developed on it) or test (held out); a set or directory that marks none says so."""
+    if path.is_dir():
+        return "unmarked: a directory of files"
+    try:
+        split = tomllib.loads(path.read_text(encoding="utf-8")).get("split")
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        split = None  # load_set says what is wrong with the file
+    if split is not None and split not in SPLITS:
+        raise UsageError(f"{path}: split must be one of {', '.join(SPLITS)}, not {split!r}")
+    return SPLITS.get(split, "unmarked: the set does not say whether anything was chosen on it")
+
+
 def load_set(path: Path) -> list[PackageSpec]:
     """The packages of a TOML set, or one package made of every .py file of a directory."""
     if path.is_dir():

@@ -8,7 +8,8 @@ Always, on every platform:
 - a time limit, after which the program and its process group are killed.
 
 Where Linux lets an unprivileged process create namespaces (`unshare`), also:
-- no network: a network namespace of its own, whose only interface is a loopback that is down;
+- no network: a network namespace of its own, whose only interface is its own loopback (up where `ip` is found,
+  so a package's tests can serve to themselves; it reaches nothing outside the namespace);
 - no writes outside the working directory, HOME/TMPDIR and the caller's `writable` directories: every mount is
   remounted read-only and those directories are bind-mounted read-write onto themselves; /dev/shm is a fresh,
   private tmpfs (multiprocessing needs it) that vanishes with the run;
@@ -46,12 +47,14 @@ _DRAIN_TIMEOUT_S = 5.0  # after a kill, how long to wait for the pipes to close
 # `mount` and `setpriv` may live in an sbin directory that the minimal PATH leaves out.
 _TOOL_PATH = os.pathsep.join(["/usr/bin", "/bin", "/usr/sbin", "/sbin"])
 
-# Runs as root of the new user namespace. Arguments: mount, setpriv, the working directory, the count and list
-# of mount points to make read-only, the count and list of writable directories, the command. Paths only ever
-# arrive as arguments, never in this text, so no quoting can go wrong.
+# Runs as root of the new user namespace. Arguments: mount, setpriv, ip (or ""), the working directory, the
+# count and list of mount points to make read-only, the count and list of writable directories, the command.
+# Paths only ever arrive as arguments, never in this text, so no quoting can go wrong.
 _SETUP = r"""set -e
-mount=$1 setpriv=$2 cwd=$3
-shift 3
+mount=$1 setpriv=$2 ip=$3 cwd=$4
+shift 4
+# The namespace's own loopback, reachable from nowhere else: a package's tests may serve to themselves on it.
+if [ -n "$ip" ]; then "$ip" link set lo up; fi
 n=$1; shift
 while [ "$n" -gt 0 ]; do "$mount" -o remount,bind,ro -- "$1"; shift; n=$((n - 1)); done
 if [ -d /dev/shm ]; then "$mount" -t tmpfs tmpfs /dev/shm; fi
@@ -96,6 +99,7 @@ class _Tools:
     unshare: str
     mount: str
     setpriv: str
+    ip: str  # "" when missing: the loopback then stays down, and tests that serve on it fail alike everywhere
 
 
 def _tools() -> _Tools:
@@ -108,7 +112,7 @@ def _tools() -> _Tools:
         if path is None:
             raise FileNotFoundError(f"{name} not found")
         found[name] = path
-    return _Tools(**found)
+    return _Tools(**found, ip=shutil.which("ip", path=_TOOL_PATH) or "")
 
 
 def _unescape(field: str) -> str:
@@ -135,7 +139,7 @@ def _sandboxed(tools: _Tools, command: Sequence[str], cwd: Path, writable: Seque
     return [
         tools.unshare, "--user", "--map-current-user", "--keep-caps", "--net", "--mount", "--propagation",
         "private", "--pid", "--fork", "--kill-child", "--mount-proc", "--",
-        "/bin/sh", "-c", _SETUP, "sh", tools.mount, tools.setpriv, str(cwd),
+        "/bin/sh", "-c", _SETUP, "sh", tools.mount, tools.setpriv, tools.ip, str(cwd),
         str(len(ro)), *ro, str(len(rw)), *rw, *command,
     ]
 

@@ -4,12 +4,11 @@ query cannot do.
 
 The term counts of each file are kept in the index directory, keyed by the file's size and
 mtime, so a query re-reads only the files that changed since the last one (the first query
-after indexing reads them all: about 1 s per 10 MB of source on 2 CPU cores).
+after indexing reads them all).
 
 An own implementation rather than a library: the index must be updated file by file as the
 vector index is, which `bm25s` and `rank_bm25` do not offer (both rebuild from the whole
-corpus), and scoring a 300-term query over a few thousand files this way takes tens of
-milliseconds (see docs/benchmarks.md, "Long queries").
+corpus). Its scoring time has no figure in docs/benchmarks.md and was not re-measured.
 """
 
 from __future__ import annotations

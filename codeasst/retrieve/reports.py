@@ -19,8 +19,9 @@ from codeasst.retrieve.bm25 import FileBM25, tokens
 from codeasst.retrieve.fuse import reciprocal_rank_fusion
 
 # Fusion weights for long queries, chosen by a grid on the tune split of localize_dev over the
-# five packages, 113 rows (docs/benchmarks.md, "Long queries"). Short questions keep
-# RetrievalSettings.weights.
+# five packages, 113 rows. The grid is not in the repository and its figures are not kept; the
+# test split's figures with these weights are in docs/benchmarks.md, "Long queries". Short
+# questions keep RetrievalSettings.weights.
 LONG_WEIGHTS = {"named": 1.0, "definitions": 1.2, "quotes": 0.3, "bm25": 1.0, "dense": 1.0, "dense-en": 1.0,
                 "stdin-places": 2.0, "stdin-dense": 0.3}
 # An identifier defined in more files than this is generic (`__init__`, `get`): no clue.

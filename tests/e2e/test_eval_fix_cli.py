@@ -32,6 +32,8 @@ def test_eval_fix_scores_the_pipeline_beside_its_baselines(tmp_path):
 def test_eval_fix_text_report_shows_the_floor(tmp_path):
     proc = run_cli("eval", "fix", str(DATA), "--systems", "none,autopep8", "--limit", "2", cwd=tmp_path)
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("2 rows from ") and lines[1].startswith("| system | clean | kept |")
-    assert lines[3].startswith("| none | 0.0% | 100.0% | 100.0% of 2 |")
-    assert lines[4].startswith("| autopep8 | 100.0% | 100.0% | 100.0% of 2 |")
+    assert lines[0].startswith("2 rows from ") and lines[1].startswith("splits: unmarked 2 (unmarked rows:")
+    assert lines[2].startswith("kept checks: ")  # how the fixed code ran: sandboxed, or why not
+    assert lines[3].startswith("| system | clean | kept |")
+    assert lines[5].startswith("| none | 0.0% | 100.0% | 100.0% of 2 |")
+    assert lines[6].startswith("| autopep8 | 100.0% | 100.0% | 100.0% of 2 |")

@@ -45,8 +45,9 @@ def test_fix_modules_text_report_is_markdown(tmp_path):
                    "--only", "minipkg/settings.py", cwd=tmp_path)
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("1 files from 1 packages in ") and "model: off" in lines[0]
-    assert lines[2].startswith("| system | clean | findings left (of 5) |")
-    assert lines[4].startswith("| none | 0/1 | 5 | 1/1 | 1/1 | n/a |")
+    assert lines[1].startswith("split: unmarked") and lines[2].startswith("imports and tests: ")
+    assert lines[4].startswith("| system | clean | clean, noqa added counted as left | findings left (of 5) |")
+    assert lines[6].startswith("| none | 0/1 | 0/1 | 5 | 0 | 1/1 | 1/1 | n/a |")
     assert "| minipkg (local) | 1 | setup.cfg | 1 | not run (--no-tests) |" in lines
     assert "| minipkg/settings.py | none | 5 of 5 | kept | kept | n/a | 0.00 |" in lines
 
