@@ -302,7 +302,9 @@ def _score(result: FileResult, ctx: _Context, fixed: str, dir_before: set[str] |
         left = ctx.linter.check(fixed, ctx.encoding)
         result.left, result.clean = len(left), not left
         result.left_codes = dict(sorted(Counter(d.code for d in left).items()))
-        silenced = _silenced(ctx.linter, fixed, ctx.encoding, left) - ctx.silenced_before
+        # Unchanged text hides nothing new; asking flake8 again would only repeat the count made before.
+        silenced = Counter() if fixed == ctx.text else _silenced(ctx.linter, fixed, ctx.encoding, left) \
+            - ctx.silenced_before
         result.silenced_codes = {code: n for code, n in sorted(silenced.items()) if n > 0}
         result.silenced = sum(result.silenced_codes.values())
     except LinterError as exc:  # flake8 could not read the fixed text: as bad as not clean
@@ -344,6 +346,7 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
     specs = [s for s in specs if s.files]
     if not specs:
         raise UsageError(f"{data}: no package or file matches {', '.join(only)}" if only else f"{data}: no packages")
+    split = split_of(data)  # before any work: a bad mark is a usage error, not the end of a long run
     started = time.perf_counter()
     if use_llm and "pipeline" in systems:
         services.llm.load()  # outside the per-file timings
@@ -402,7 +405,7 @@ def evaluate(services: Services, data: Path, *, systems: Sequence[str] = SYSTEMS
     before = sum(r.before for r in results if r.system == systems[0])
     model = services.model_spec.name if use_llm and "pipeline" in systems else "off"
     return ModulesReport(str(data), model, before, packages, summaries, results, time.perf_counter() - started,
-                         sandbox.isolation().note, split_of(data))
+                         sandbox.isolation().note, split)
 
 
 def _summary(system: str, results: list[FileResult]) -> SystemSummary:

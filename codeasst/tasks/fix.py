@@ -166,11 +166,9 @@ def fix_files(services: Services, names: list[str], *, options: FixOptions, read
         outcome = Outcome(name)
         try:
             if name == STDIN:
-                if stdin_filename:
-                    outcome.result = fix_text(services, read_stdin(), name=stdin_filename,
-                                              path=(cwd / stdin_filename).absolute(), options=options)
-                else:
-                    outcome.result = fix_text(services, read_stdin(), options=options)
+                stands_for = (cwd / stdin_filename).absolute() if stdin_filename else None
+                outcome.result = fix_text(services, read_stdin(), name=stdin_filename or "stdin.py", path=stands_for,
+                                          options=options)
             else:
                 outcome.result = fix_file(services, cwd / name, options=options, for_write=write, name=str(Path(name)))
                 if write:
