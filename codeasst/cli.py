@@ -124,14 +124,16 @@ def index(
     if explain is not None:
         from codeasst.index.files import IgnoreRules
         from codeasst.index.files import explain as explain_path
+        from codeasst.index.roles import explain_role
 
         root = services.repo.root
         explain = explain if explain.is_absolute() or repo == Path(".") else repo / explain
         included, why = explain_path(root, explain, IgnoreRules(root), services.settings.index.max_file_bytes)
+        role = explain_role(root, explain)
         if as_json:
-            _emit_json({"path": str(explain), "indexed": included, "reason": why})
+            _emit_json({"path": str(explain), "indexed": included, "reason": why, "role": role})
         else:
-            typer.echo(f"{explain}: {'indexed' if included else 'not indexed'}: {why}")
+            typer.echo(f"{explain}: {'indexed' if included else 'not indexed'}: {why}; role: {role}")
         return
 
     from codeasst.console import index_summary_lines
@@ -222,6 +224,8 @@ def search(
     repo: RepoOption = Path("."),
     model: ModelOption = None,
     embedder: EmbedderOption = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Say what the query is taken to want and how each "
+                                          "hit's file role weighed.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Find the code that matches a query (the index is brought up to date first); piped stdin adds context."""
@@ -246,9 +250,14 @@ def search(
     if as_json:
         _emit_json(hits)
         return
+    if explain:
+        from codeasst.retrieve.intent import explain_lines
+
+        for line in explain_lines(query, services.settings.retrieval.roles):
+            typer.echo(line)
     for hit in hits:
         typer.echo(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}  {hit['symbol']}  "
-                   f"({hit['score']:.3f}; {', '.join(hit['sources'])})")
+                   f"({hit['score']:.3f}; {', '.join(hit['sources'])}; {hit['role']})")
 
 
 @app.command()
@@ -635,6 +644,9 @@ def eval_retrieval(
                                                   "question, expected, source), over installed packages.")] = None,
     repos: Annotated[str | None, typer.Option("--repos", help="With --localize: only these packages, "
                                               "comma-separated (indexing a big package takes minutes).")] = None,
+    checkouts: Annotated[bool, typer.Option("--checkouts", help="With --localize: each report over its repository "
+                                            "checked out at its base_commit, tests and docs included, from a local "
+                                            "git mirror (CODEASST_MIRRORS).")] = False,
     split: Annotated[str, typer.Option("--split", help="tune, test or all (each split apart, then together); "
                                        "tune figures are in-sample.")] = "all",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows (of the split).")] = None,
@@ -654,7 +666,8 @@ def eval_retrieval(
     flags = {"retrieval.rerank": True} if rerank else None
     report = evaluate(questions.resolve() if questions else None, split=split, limit=limit, flags=flags, model=model,
                       on_row=progress, localize=localize.resolve() if localize else None,
-                      repos=[r.strip() for r in repos.split(",") if r.strip()] if repos else None)
+                      repos=[r.strip() for r in repos.split(",") if r.strip()] if repos else None,
+                      checkouts=checkouts)
     if as_json:
         _emit_json(report)
     else:

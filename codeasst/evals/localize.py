@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
 
 from codeasst import paths
-from codeasst.errors import UsageError
+from codeasst.errors import CodeasstError, UsageError
 
 SEED = "codeasst-issue-14"
 
@@ -80,3 +81,87 @@ def usable_rows(rows: list[dict], repos: list[str] | None = None) -> tuple[list[
         else:
             kept.append(row)
     return kept, dict(dropped)
+
+
+def _mirror(github: str) -> Path | None:
+    from codeasst.evals.retrieval import mirrors_dir
+
+    slug = github.replace("/", "+")
+    return next((c for c in (mirrors_dir() / slug / "repo", mirrors_dir() / f"{slug}.git") if c.is_dir()), None)
+
+
+def _git(mirror: Path, *args: str, tree: Path | None = None, index: Path | None = None) -> subprocess.CompletedProcess:
+    command = ["git", "-c", "core.bare=false", "--git-dir", str(mirror)]
+    if tree is not None:
+        command += ["--work-tree", str(tree)]
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)} if index else None
+    return subprocess.run([*command, *args], capture_output=True, text=True, env=env, check=False)
+
+
+def checkout_rows(rows: list[dict], repos: list[str] | None = None) -> tuple[list[dict], dict[str, int]]:
+    """The rows that can run on their repository checked out at `base_commit` (tests, docs and
+    all), ordered by repository and commit date so that each switch changes little; and how many
+    were dropped for which reason. A row's `expected` becomes the repository-relative files of its
+    `expected_spans`."""
+    dropped: Counter[str] = Counter()
+    kept = []
+    for row in rows:
+        github, commit = row.get("github"), row.get("base_commit")
+        if repos and row["repo"] not in repos:
+            dropped["package not chosen (--repos)"] += 1
+            continue
+        if not github or not commit:
+            dropped["no github repository and base_commit"] += 1
+            continue
+        mirror = _mirror(github)
+        if mirror is None:
+            dropped[f"{github}: no mirror here (CODEASST_MIRRORS)"] += 1
+            continue
+        expected = sorted(row.get("expected_spans") or {}) or [f"{row['repo']}/{p}" for p in row["expected"]]
+        if any(_git(mirror, "cat-file", "-e", f"{commit}:{path}").returncode for path in expected):
+            dropped[f"{github}: expected file not at base_commit"] += 1
+            continue
+        when = _git(mirror, "show", "-s", "--format=%ct", commit).stdout.strip()
+        kept.append({**row, "repo": f"checkout:{github}", "expected": expected, "_when": int(when or 0)})
+    kept.sort(key=lambda r: (r["repo"], r["_when"]))
+    return [{k: v for k, v in r.items() if k != "_when"} for r in kept], dict(dropped)
+
+
+class Checkouts:
+    """One working tree per repository in the cache, switched from commit to commit in place with
+    `git read-tree -m -u`: only the files that differ are rewritten, so the index update after a
+    switch re-chunks those alone (and re-embeds only the texts it never embedded)."""
+
+    def __init__(self) -> None:
+        self.base = paths.cache_dir() / "eval-repos" / "checkout"
+
+    def tree(self, spec: str) -> Path:
+        github = spec.removeprefix("checkout:")
+        tree = self.base / github.replace("/", "+") / "tree"
+        tree.mkdir(parents=True, exist_ok=True)
+        if not (tree / ".git").exists():
+            subprocess.run(["git", "init", "-q", str(tree)], check=True)  # its own root for the indexer
+        return tree
+
+    def switch(self, row: dict) -> bool:
+        """Check out the row's base_commit; False when it is already there."""
+        github, commit = row["github"], row["base_commit"]
+        tree = self.tree(row["repo"])
+        state, index = tree.parent / "at", tree.parent / "git-index"
+        current = state.read_text().strip() if state.is_file() and index.is_file() else None
+        if current == commit:
+            return False
+        mirror = _mirror(github)
+        if mirror is None:
+            raise CodeasstError(f"cannot check out {github}: no mirror here (CODEASST_MIRRORS)")
+        state.unlink(missing_ok=True)  # a switch cut short leaves no claim of where the tree is
+        if current is None:  # from nothing: whatever an interrupted run left is not a checkout
+            for child in tree.iterdir():
+                if child.name != ".git":
+                    shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        moves = ("-m", "-u", current, commit) if current else ("-m", "-u", commit)
+        done = _git(mirror, "read-tree", *moves, tree=tree, index=index)
+        if done.returncode:
+            raise CodeasstError(f"cannot check out {github} at {commit[:12]}: {done.stderr.strip()[:200]}")
+        state.write_text(commit)
+        return True

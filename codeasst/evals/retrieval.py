@@ -21,7 +21,9 @@ The last two are copied into a fresh git repository in the cache.
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -47,6 +49,8 @@ SINGLE = ("dense", "dense-en", "hyde", "rg")
 # Retrievers of long queries (codeasst.retrieve.reports), scored alone where a row used them.
 LONG_SINGLE = ("named", "definitions", "quotes", "bm25")
 BASELINE = "bm25-files baseline"
+ROLES_OFF = "fused, roles off"  # search before file roles (issue 28), from the same run's rankings
+DEFINITIONS_AT = (1, 5, 10)
 SPLITS = ("tune", "test")
 SPLIT_CHOICES = ("all", *SPLITS)
 # An exact version only: a range would let the code under the questions change between runs.
@@ -73,6 +77,13 @@ class StageScores:
         for k in RECALL_AT:
             self.recall_at[k].append(len(expected & set(ranked[:k])) / len(expected))
 
+    definitions_at: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
+
+    def add_definitions(self, chunks: list[tuple[str, str]], wanted: dict[str, list[str]]) -> None:
+        """Whether a definition the answer needs is among the first k chunks (function-level)."""
+        for k in DEFINITIONS_AT:
+            self.definitions_at[k].append(float(any(defines(c, wanted) for c in chunks[:k])))
+
     def summary(self) -> dict[str, float]:
         def mean(xs: list[float]) -> float:
             return round(sum(xs) / len(xs), 4) if xs else 0.0
@@ -80,6 +91,9 @@ class StageScores:
         out = {"precision": mean(self.precision), "recall": mean(self.recall), "f1": mean(self.f1)}
         out.update({f"recall@{k}": mean(self.recall_at[k]) for k in RECALL_AT})
         out["rows"] = len(self.f1)  # a stage that runs on some rows only is scored on those
+        if self.definitions_at:
+            out.update({f"definition@{k}": mean(self.definitions_at[k]) for k in DEFINITIONS_AT})
+            out["definition_rows"] = len(self.definitions_at[DEFINITIONS_AT[0]])
         return out
 
 
@@ -91,6 +105,8 @@ class Scored:
     shown: dict[str, list[str]]  # stage -> the files a user is shown
     ranked: dict[str, list[str]]  # stage -> every file it ranked, best first
     seconds: float
+    # stage -> its first chunks as (path, canonical name), for the definitions the answer needs
+    chunks: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 def ranked_files(hits: list[Hit]) -> list[str]:
@@ -108,6 +124,9 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
         stages["dense-en"] = stages["dense"]
     stages["fused"] = result.fused
     long = "bm25" in result.rankings  # only long queries run BM25
+    if cfg.roles:
+        # Search as it was before roles: the same rankings, fused, not weighed by role.
+        stages[ROLES_OFF] = fuse(result.rankings, cfg, long)
     if "hyde" in result.rankings:
         stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:
@@ -117,11 +136,26 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
 
 def score(row: dict, result: Retrieval, cfg: RetrievalSettings, seconds: float) -> Scored:
     """What each stage that ran on this row shows a user, and how it ranks every file."""
-    shown, ranked = {}, {}
+    shown, ranked, chunks = {}, {}, {}
     for stage, ranking in stages_of(result, cfg).items():
         shown[stage] = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
         ranked[stage] = ranked_files([f.hit for f in ranking])
-    return Scored(row, shown, ranked, seconds)
+        chunks[stage] = [(f.hit.path, f.hit.name) for f in ranking[: max(DEFINITIONS_AT)]]
+    return Scored(row, shown, ranked, seconds, chunks)
+
+
+def wanted_definitions(row: dict) -> dict[str, list[str]]:
+    """The definitions a row's answer needs, per file: `definitions` (question sets) or
+    `expected_spans` (the localization set), both keyed by repository-relative path."""
+    spans = row.get("definitions") or row.get("expected_spans") or {}
+    return {path: names for path, names in spans.items() if names}
+
+
+def defines(chunk: tuple[str, str], wanted: dict[str, list[str]]) -> bool:
+    """Whether a chunk (path, canonical name) is one of the wanted definitions. Canonical names
+    start with the module (`core.Option.resolve`); a wanted `Option.resolve` or `resolve` is its tail."""
+    path, name = chunk
+    return any(name == want or name.endswith("." + want) for want in wanted.get(path, ()))
 
 
 def load_rows(path: Path) -> list[dict]:
@@ -200,11 +234,98 @@ def _npm_error(stderr: str) -> str:
     return useful[0] if useful else (stderr.strip().splitlines() or ["npm pack failed"])[-1]
 
 
+GITHUB_SPEC = re.compile(r"github:(?P<owner>[\w.-]+)/(?P<name>[\w.-]+)@(?P<commit>[0-9a-f]{40})")
+SELF_SPEC = re.compile(r"self@(?P<commit>[0-9a-f]{7,40})")
+# What holds the answers to questions over codeasst itself: never in the copy it is asked over.
+ANSWER_KEYS = ("tests/data/retrieval", "tests/data/ask", "docs/benchmarks.md")
+
+
+def mirrors_dir() -> Path:
+    """Where bare git mirrors of GitHub repositories are looked up: CODEASST_MIRRORS, as
+    OWNER+NAME/repo (or OWNER+NAME.git) under it. Nothing is cloned from the network."""
+    return Path(os.environ.get("CODEASST_MIRRORS", "/work/.mirror"))
+
+
+def _archive(git_dir: Path, commit: str, dest: Path, leave_out: tuple[str, ...] = ()) -> Path:
+    """The tree of `commit` (no history, nothing of the working copy) as a fresh repository at dest."""
+    if dest.is_dir():  # only ever created complete, by the rename below
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".fetch-") as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        archive = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit],
+                                 capture_output=True, check=False)
+        if archive.returncode != 0:
+            raise CodeasstError(f"cannot check out {commit} from {git_dir}: "
+                                f"{archive.stderr.decode(errors='replace').strip()[:200]}")
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tarred:
+            tarred.extractall(tree, filter="data")
+        for part in leave_out:
+            target = tree / part
+            shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+        _git_init(tree)
+        tree.rename(dest)
+    return dest
+
+
+def github_source(spec: str) -> Path:
+    """`github:OWNER/NAME@COMMIT`: the whole tree at that commit (tests, docs and all, as a user
+    clones it), from a local mirror (mirrors_dir)."""
+    match = GITHUB_SPEC.fullmatch(spec)
+    if not match:
+        raise UsageError(f"repo {spec!r}: expected github:OWNER/NAME@COMMIT with a full 40-digit commit")
+    slug = f"{match['owner']}+{match['name']}"
+    candidates = [mirrors_dir() / slug / "repo", mirrors_dir() / f"{slug}.git"]
+    git_dir = next((c for c in candidates if c.is_dir()), None)
+    if git_dir is None:
+        raise CodeasstError(f"cannot fetch {spec}: no mirror at {candidates[0]} (set CODEASST_MIRRORS)")
+    dest = paths.cache_dir() / "eval-repos" / "github" / f"{slug}@{match['commit'][:12]}"
+    return _archive(git_dir, match["commit"], dest)
+
+
+def self_source(spec: str) -> Path:
+    """`self@COMMIT`: codeasst's own repository at that commit, without the files that hold the
+    answers to questions about it (ANSWER_KEYS)."""
+    match = SELF_SPEC.fullmatch(spec)
+    if not match:
+        raise UsageError(f"repo {spec!r}: expected self@COMMIT")
+    own = Path(__file__).resolve().parents[2]
+    if not (own / ".git").exists():
+        raise CodeasstError(f"cannot check out {spec}: codeasst is not running from its git repository")
+    dest = paths.cache_dir() / "eval-repos" / "self" / match["commit"][:12]
+    return _archive(own / ".git", match["commit"], dest, ANSWER_KEYS)
+
+
+def pypi_source(spec: str) -> Path:
+    """`pypi:NAME==VERSION`: that release's source distribution (its tests, docs and examples with
+    it), unpacked without running anything of it, as a fresh repository."""
+    from codeasst.evals.packages import fetch
+
+    requirement = spec.removeprefix("pypi:")
+    dest = paths.cache_dir() / "eval-repos" / "pypi" / requirement.replace("==", "-")
+    if not dest.is_dir():
+        unpacked = fetch(requirement)
+        with tempfile.TemporaryDirectory(dir=paths.cache_dir(), prefix=".copy-") as tmp:
+            tree = Path(tmp) / "tree"
+            shutil.copytree(unpacked, tree)
+            _git_init(tree)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tree.rename(dest)
+    return dest
+
+
 def repo_dir(spec: str, base: Path) -> Path:
-    """The repository a row names: a directory, a pinned npm package, or an installed Python
-    package, the last two copied into the cache."""
+    """The repository a row names: a directory, a pinned npm package, a PyPI sdist, a GitHub
+    commit, codeasst itself at a commit, or an installed Python package (copied into the cache)."""
     if spec.startswith("npm:"):
         return npm_source(spec)
+    if spec.startswith("pypi:"):
+        return pypi_source(spec)
+    if spec.startswith("github:"):
+        return github_source(spec)
+    if spec.startswith("self@"):
+        return self_source(spec)
     candidate = (base / spec).resolve()
     if candidate.is_dir():
         return candidate
@@ -225,24 +346,41 @@ def repo_dir(spec: str, base: Path) -> Path:
 
 def summarise(scored: list[Scored]) -> dict:
     """The figures for some rows: per stage, per language and per repository."""
+    from codeasst.index.roles import role_of
+
     stages: dict[str, StageScores] = defaultdict(StageScores)
     by_lang: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
     by_repo: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
+    by_role: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
+    by_intent: dict[str, dict[str, StageScores]] = defaultdict(lambda: defaultdict(StageScores))
     repo_rows: dict[str, int] = defaultdict(int)
+    role_rows: dict[str, int] = defaultdict(int)
+    intent_rows: dict[str, int] = defaultdict(int)
     for item in scored:
         expected = set(item.row["expected"])
         lang = "en" if item.row.get("lang", "en") == "en" else "zh/ru"
+        # The role of the file that answers (by path alone: the role a reader sees in it).
+        role = role_of(min(expected))
+        wanted = wanted_definitions(item.row)
         repo_rows[item.row["repo"]] += 1
+        role_rows[role] += 1
+        buckets_of = [by_lang[lang], by_repo[item.row["repo"]], by_role[role]]
+        if "intent" in item.row:
+            intent_rows[item.row["intent"]] += 1
+            buckets_of.append(by_intent[item.row["intent"]])
         for stage, shown in item.shown.items():
-            for bucket in (stages, by_lang[lang], by_repo[item.row["repo"]]):
+            for bucket in (stages, *buckets_of):
                 bucket[stage].add(shown, item.ranked[stage], expected)
+                if wanted and stage in item.chunks:
+                    bucket[stage].add_definitions(item.chunks[stage], wanted)
     block = {
         "rows": len(scored),
         "in_sample_rows": sum(item.row.get("split") == "tune" for item in scored),
         "stages": {name: s.summary() for name, s in stages.items()},
         "by_language": {lang: {name: s.summary() for name, s in st.items()} for lang, st in by_lang.items()},
-        "by_repo": {repo: {"rows": repo_rows[repo], "stages": {name: s.summary() for name, s in st.items()}}
-                    for repo, st in by_repo.items()},
+        "by_repo": _groups(by_repo, repo_rows),
+        "by_answer_role": _groups(by_role, role_rows),
+        "by_intent": _groups(by_intent, intent_rows),
         "mean_retrieval_s": round(sum(s.seconds for s in scored) / len(scored), 3) if scored else 0.0,
     }
     fused = block["stages"].get("fused", {})
@@ -256,6 +394,11 @@ def summarise(scored: list[Scored]) -> dict:
         for versus in block["fused_against"].values()
     )
     return block
+
+
+def _groups(scores: dict[str, dict[str, StageScores]], rows: dict[str, int]) -> dict[str, dict]:
+    return {name: {"rows": rows[name], "stages": {stage: s.summary() for stage, s in st.items()}}
+            for name, st in scores.items()}
 
 
 def _fused_against(scored: list[Scored]) -> dict[str, dict]:
@@ -277,11 +420,12 @@ def _fused_against(scored: list[Scored]) -> dict[str, dict]:
 
 def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
              model: str | None = None, on_row: Callable[[int, int, dict], None] | None = None,
-             localize: Path | None = None, repos: list[str] | None = None) -> dict:
+             localize: Path | None = None, repos: list[str] | None = None, checkouts: bool = False) -> dict:
     """Score every row of `split` (the first `limit` of them). The report's top level holds the
     figures for those rows; with `split="all"` on a file that marks splits, `splits` holds each apart.
     `localize`: also the localization set (codeasst.evals.localize), under "localize"; `repos`
-    limits it to those packages."""
+    limits it to those packages; `checkouts` runs each report on its repository checked out at
+    its base_commit, tests and docs included, rather than on the installed package."""
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
     if path is None and localize is None:
@@ -293,28 +437,39 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
             raise UsageError(f"{path}: no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
         report = _report(rows, split, lambda spec: repo_dir(spec, path.parent), flags, model, on_row)
     if localize is not None:
-        from codeasst.evals.localize import assign_splits, repo_copy, usable_rows
+        from codeasst.evals.localize import Checkouts, assign_splits, checkout_rows, repo_copy, usable_rows
 
-        kept, dropped = usable_rows(assign_splits(load_rows(localize)), repos)
-        rows = [row for row in kept if split == "all" or row["split"] == split][:limit]
+        every = [row for row in assign_splits(load_rows(localize)) if split == "all" or row["split"] == split]
+        kept, dropped = checkout_rows(every, repos) if checkouts else usable_rows(every, repos)
+        rows = kept[:limit]
         if not rows:
             raise UsageError(f"{localize}: no scorable rows ({dropped or 'none in this split'})")
-        block = _report(rows, split, repo_copy, flags, model, on_row)
+        if checkouts:
+            trees = Checkouts()
+            block = _report(rows, split, trees.tree, flags, model, on_row, switch=trees.switch)
+        else:
+            block = _report(rows, split, repo_copy, flags, model, on_row)
         block["dropped"] = dropped
+        block["trees"] = "checkouts at each report's base_commit" if checkouts else "installed packages, no tests"
         report = {**report, "localize": block} if report else {"localize": block}
     return report
 
 
 def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags: dict | None, model: str | None,
-            on_row: Callable[[int, int, dict], None] | None) -> dict:
+            on_row: Callable[[int, int, dict], None] | None, switch: Callable[[dict], bool] | None = None) -> dict:
+    """`switch(row)` puts the row's repository at the row's commit, True when that changed the tree:
+    the index is then brought up to date before the row is asked."""
     from codeasst.retrieve.bm25 import FileBM25, plain_tokens
 
     services_for: dict[str, Services] = {}
     baseline_for: dict[str, FileBM25] = {}
     scored: list[Scored] = []
     for number, row in enumerate(rows, start=1):
-        if row["repo"] not in services_for:
-            services_for[row["repo"]] = services = build_services(repo_for(row["repo"]), flags, model=model)
+        moved = switch(row) if switch else False
+        if row["repo"] not in services_for or moved:
+            if row["repo"] not in services_for:
+                services_for[row["repo"]] = build_services(repo_for(row["repo"]), flags, model=model)
+            services = services_for[row["repo"]]
             indexer = services.indexer()
             indexer.run()
             baseline_for[row["repo"]] = FileBM25.for_files(services.repo.root, indexer.indexed_files(),
@@ -361,11 +516,22 @@ def _block_lines(title: str, block: dict) -> list[str]:
     for lang, stages in block["by_language"].items():
         f1 = ", ".join(f"{name} {s['f1']:.3f}" for name, s in stages.items())
         lines.append(f"F1 for {lang} questions: {f1}")
-    if len(block["by_repo"]) > 1:
-        for repo, entry in block["by_repo"].items():
-            fused = entry["stages"].get("fused", {})
-            lines.append(f"{repo} ({entry['rows']} questions): fused F1 {fused.get('f1', 0):.3f}, "
-                         f"recall@1 {fused.get('recall@1', 0):.3f}, recall@3 {fused.get('recall@3', 0):.3f}")
+    for key, label in (("by_repo", "repository"), ("by_answer_role", "role of the answer"), ("by_intent", "intent")):
+        groups = block.get(key, {})
+        if len(groups) > 1 or (groups and key != "by_repo"):
+            compared = [s for s in ("fused", ROLES_OFF, BASELINE) if s in block["stages"]]
+            lines.append(f"by {label}: recall@1 / recall@5 of " + ", ".join(compared))
+            for group, entry in groups.items():
+                figures = [f"{s} {entry['stages'][s]['recall@1']:.3f} / {entry['stages'][s]['recall@5']:.3f}"
+                           for s in compared if s in entry["stages"]]
+                lines.append(f"  {group} ({entry['rows']}): " + "; ".join(figures))
+    with_defs = {name: sc for name, sc in block["stages"].items()
+                 if sc.get("definition_rows") and name in ("fused", ROLES_OFF, "dense", "bm25")}
+    if with_defs:
+        rows = next(iter(with_defs.values()))["definition_rows"]
+        lines.append(f"a definition the answer needs in the first 1 / 5 chunks ({rows} rows that name one): "
+                     + "; ".join(f"{name} {sc['definition@1']:.3f} / {sc['definition@5']:.3f}"
+                                 for name, sc in with_defs.items()))
     for name, versus in block["fused_against"].items():
         if versus["rows"] < block["rows"]:
             lines.append(f"{name} ran on {versus['rows']} of {block['rows']} questions; on those, fused F1 "

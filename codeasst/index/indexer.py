@@ -25,10 +25,14 @@ from codeasst.errors import IndexLocked, IndexProblem
 from codeasst.index import chunker
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
 from codeasst.index.manifest import Entry, Manifest
+from codeasst.index.roles import ROLES_VERSION, role_of
 from codeasst.index.store import ChunkStore, location_of
 
 # Bump when the text fed to the embedder changes shape.
 EMBED_TEXT_VERSION = 1
+# Vectors kept for texts that come back (a branch switched back, a function moved): at least this many,
+# or twice the index's chunks.
+KEPT_VECTORS = 50_000
 
 
 class Progress(Protocol):
@@ -46,6 +50,7 @@ class IndexSummary:
     deleted: int = 0
     unchanged: int = 0
     chunks_written: int = 0
+    vectors_reused: int = 0  # chunks whose text was embedded before: their vector was kept, not recomputed
     skipped: list[dict[str, str]] = field(default_factory=list)
     rebuilt: str | None = None  # why the whole index was rebuilt, if it was
     fallbacks: dict[str, int] = field(default_factory=dict)  # language -> files chunked by line windows
@@ -155,6 +160,7 @@ class Indexer:
         self.progress = progress
         self.location = location_of(chroma_url)
         self.on_mismatch = on_mismatch
+        self._kept_vectors = KEPT_VECTORS
 
     def fingerprint(self) -> dict[str, str]:
         return fingerprint(self.settings, self.embedder.name, self.location)
@@ -324,10 +330,14 @@ class Indexer:
         deleted = sorted(set(entries) - set(current))
         touched: list[Entry] = []
         todo: list[tuple[FileInfo, str]] = []
+        # Roles are not in the vectors: new rules relabel the files without re-embedding them.
+        relabel = manifest.get_meta("roles") != ROLES_VERSION
         for path, info in current.items():
             old = entries.get(path)
             if old and (old.size, old.mtime_ns) == (info.size, info.mtime_ns):
                 summary.unchanged += 1
+                if relabel or old.role is None:
+                    touched.append(replace(old, role=self._role(path)))
                 continue
             try:
                 digest = _sha256(self.root / path)
@@ -335,7 +345,8 @@ class Indexer:
                 summary.skipped.append({"path": path, "reason": f"unreadable: {exc.strerror}"})
                 continue
             if old and old.sha256 == digest:
-                touched.append(replace(old, size=info.size, mtime_ns=info.mtime_ns))
+                role = self._role(path) if relabel or old.role is None else old.role
+                touched.append(replace(old, size=info.size, mtime_ns=info.mtime_ns, role=role))
                 summary.unchanged += 1
             else:
                 todo.append((info, digest))
@@ -354,7 +365,7 @@ class Indexer:
             self._write(todo, manifest, summary, entries)
 
         final = manifest.entries()
-        meta = {"updated_at": str(time.time())}
+        meta = {"updated_at": str(time.time()), "roles": ROLES_VERSION}
         if self._store is not None and self.location == "embedded":
             # Opened by this run, written by it or checked against the manifest: they agree now.
             problem = self.store_problem(sum(e.chunks for e in final.values()))
@@ -374,6 +385,7 @@ class Indexer:
         if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
             self.progress.start(len(todo))
         self.embedder.load()
+        self._kept_vectors = max(KEPT_VECTORS, 2 * sum(e.chunks for e in previous.values()))
         group: list[tuple[Entry, list[chunker.Chunk]]] = []
         pending = 0
         for info, digest in todo:
@@ -387,19 +399,34 @@ class Indexer:
                 group, pending = [], 0
         self._flush(group, manifest, summary)
 
+    def _role(self, path: str) -> str:
+        """The file's role, from its path and first lines (what role_of reads)."""
+        try:
+            with (self.root / path).open("rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return role_of(path)
+        return role_of(path, head.decode("utf-8", errors="ignore"))
+
     def _chunk_file(self, info: FileInfo, digest: str) -> tuple[Entry, list[chunker.Chunk]]:
         try:
             data = (self.root / info.path).read_bytes()
         except OSError as exc:
-            return Entry(info.path, info.size, info.mtime_ns, digest, 0, f"unreadable: {exc.strerror}"), []
+            return Entry(info.path, info.size, info.mtime_ns, digest, 0, f"unreadable: {exc.strerror}",
+                         role=role_of(info.path)), []
         text, reason = decode_source(data)
         if text is None:
-            return Entry(info.path, info.size, info.mtime_ns, digest, 0, reason), []
+            return Entry(info.path, info.size, info.mtime_ns, digest, 0, reason, role=role_of(info.path)), []
         chunks = chunker.chunk_file(info.path, text, self.settings.chunk_chars, self.settings.overlap_lines)
         unique = list({chunk_id(c): c for c in chunks}.items())
         fallback = chunker.fell_back(info.path, chunks)
-        return (Entry(info.path, info.size, info.mtime_ns, digest, len(unique), None, fallback),
+        return (Entry(info.path, info.size, info.mtime_ns, digest, len(unique), None, fallback,
+                      role_of(info.path, text[:4096])),
                 [c for _, c in unique])
+
+    def roles(self) -> dict[str, str]:
+        """Path -> role for the files that hold chunks."""
+        return {path: entry.role or role_of(path) for path, entry in self._entries().items() if entry.chunks}
 
     def _flush(self, group: list[tuple[Entry, list[chunker.Chunk]]], manifest: Manifest,
                summary: IndexSummary) -> None:
@@ -408,7 +435,16 @@ class Indexer:
         chunks = [c for _, cs in group for c in cs]
         started = time.perf_counter()
         advance = (lambda n: self.progress.advance(chunks=n)) if self.progress else None
-        vectors = self.embedder.embed([embedding_text(c) for c in chunks], progress=advance)
+        texts = [embedding_text(c) for c in chunks]
+        keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
+        known = manifest.vectors(keys)
+        todo = list({key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items())
+        fresh = self.embedder.embed([text for _, text in todo], progress=advance) if todo else []
+        new = {key: vector for (key, _), vector in zip(todo, fresh, strict=True)}
+        if advance and len(todo) < len(chunks):
+            advance(len(chunks) - len(todo))
+        vectors = [known.get(key) or new[key] for key in keys]
+        summary.vectors_reused += len(chunks) - len(todo)
         summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)
         self.store.replace(
             paths=[entry.path for entry, _ in group],
@@ -422,6 +458,8 @@ class Indexer:
             ],
         )
         manifest.put([entry for entry, _ in group])
+        # Kept only once the chunks are stored: a vector never outlives a failed write unrecorded.
+        manifest.keep_vectors(new, self._kept_vectors)
         summary.chunks_written += len(chunks)
         if self.progress:
             self.progress.advance(files=len(group))

@@ -9,12 +9,15 @@ a re-run cannot leave duplicates.
 from __future__ import annotations
 
 import sqlite3
+import time
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from codeasst.errors import IndexCorrupt
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Entry:
     chunks: int
     skipped: str | None = None  # why a file holds no chunks (binary, not UTF-8...)
     fallback: bool = False  # chunked by line windows although its language has a grammar
+    role: str | None = None  # codeasst.index.roles; None until the indexer has read the file for it
 
 
 # Numbered schema steps; step N brings a manifest from user_version N-1 to N.
@@ -37,6 +41,8 @@ _MIGRATIONS = [
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
     """,
     "ALTER TABLE files ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;",
+    "ALTER TABLE files ADD COLUMN role TEXT;",
+    "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB, used REAL);",
 ]
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
@@ -62,16 +68,17 @@ class Manifest:
 
     def entries(self) -> dict[str, Entry]:
         try:
-            rows = self._db.execute("SELECT path, size, mtime_ns, sha256, chunks, skipped, fallback FROM files")
-            return {row[0]: Entry(*row[:6], fallback=bool(row[6])) for row in rows}
+            rows = self._db.execute("SELECT path, size, mtime_ns, sha256, chunks, skipped, fallback, role FROM files")
+            return {row[0]: Entry(*row[:6], fallback=bool(row[6]), role=row[7]) for row in rows}
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"index manifest {self.path} is unreadable: {exc}") from None
 
     def put(self, entries: list[Entry]) -> None:
         with self._transaction():
             self._db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped, int(e.fallback)) for e in entries],
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped, int(e.fallback), e.role)
+                 for e in entries],
             )
 
     def remove(self, paths: list[str]) -> None:
@@ -82,6 +89,32 @@ class Manifest:
         with self._transaction():
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM meta")
+            self._db.execute("DELETE FROM vectors")
+
+    def vectors(self, keys: Sequence[str]) -> dict[str, list[float]]:
+        """The kept vectors of these embedded texts (by key), marked as used now."""
+        found: dict[str, list[float]] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):  # SQLite caps the parameters of one statement
+            batch = unique[start : start + 500]
+            rows = self._db.execute(f"SELECT key, vector FROM vectors WHERE key IN ({','.join('?' * len(batch))})",
+                                    batch)
+            found.update((key, array("f", blob).tolist()) for key, blob in rows)
+        if found:
+            with self._transaction():
+                self._db.executemany("UPDATE vectors SET used = ? WHERE key = ?",
+                                     [(time.time(), key) for key in found])
+        return found
+
+    def keep_vectors(self, vectors: dict[str, Sequence[float]], limit: int) -> None:
+        """Keep these vectors for texts embedded again later (a branch switched back, a function
+        moved); beyond `limit` vectors, the least recently used are dropped."""
+        now = time.time()
+        with self._transaction():
+            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                                 [(key, array("f", vector).tobytes(), now) for key, vector in vectors.items()])
+            self._db.execute("DELETE FROM vectors WHERE key IN (SELECT key FROM vectors ORDER BY used DESC "
+                             "LIMIT -1 OFFSET ?)", (limit,))
 
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -29,6 +29,7 @@ class Hit:
     language: str
     text: str
     score: float  # cosine similarity, higher is closer
+    role: str = "implementation"  # the file's role (codeasst.index.roles), filled in by retrieval
 
 
 @contextmanager

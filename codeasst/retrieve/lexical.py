@@ -64,7 +64,13 @@ def searchable(keywords: list[str]) -> list[str]:
     return out
 
 
-DEFINITION = r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|func|fn|interface|struct|type|enum)\s+({names})\b"
+# def/class/function/fn/type..., a Go method (`func (c *Command) Name`), and a JavaScript function
+# given a name by assignment (`res.send = function send`, `const create = (`).
+DEFINITION = (r"^\s*(?:export\s+)?(?:default\s+)?(?:pub\s+)?(?:async\s+)?"
+              r"(?:(?:def|class|function\*?|fn|interface|struct|type|enum)\s+({names})\b"
+              r"|func\s+(?:\([^)]*\)\s*)?({names})\b"
+              r"|(?:const|let|var)\s+({names})\s*=\s*(?:async\s+)?(?:function|\()"
+              r"|[\w.]+\.({names})\s*=\s*(?:async\s+)?function\b)")
 
 
 def definitions(root: Path, files: list[str], names: list[str], timeout: float = 10.0) -> list[LineHit]:
@@ -76,8 +82,8 @@ def definitions(root: Path, files: list[str], names: list[str], timeout: float =
     base = [rg_binary(), "--json", "--no-config", "--no-ignore", "--max-count", "20", "-e", pattern]
     hits = []
     for path, line, matched in _run(root, files, base, timeout):
-        found = re.search(r"(\w+)\s*$", matched.rstrip())
-        hits.append(LineHit(path, line, found.group(1) if found else matched))
+        words = set(re.findall(r"\w+", matched))
+        hits.append(LineHit(path, line, next((n for n in names if n in words), matched)))
     return hits
 
 

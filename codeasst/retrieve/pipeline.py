@@ -21,7 +21,7 @@ from codeasst.config import RetrievalSettings
 from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
 from codeasst.index.store import ChunkStore, Hit
-from codeasst.retrieve import evidence, lexical, reports
+from codeasst.retrieve import evidence, intent, lexical, reports
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
 
@@ -42,6 +42,7 @@ class Retrieval:
     index: IndexSummary | None = None
     reranked: list[Fused] | None = None
     notes: list[str] = field(default_factory=list)  # things the user should know, e.g. a stale index
+    intent: str = "implementation"  # what the query wants (codeasst.retrieve.intent)
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Sources:
     llm: Callable[[], LLM] | None  # returns the loaded model; None means no query analysis
     settings: RetrievalSettings
     index_dir: Path | None = None  # where retrievers may keep what they derive from the index (BM25 counts)
+    roles: dict[str, str] | None = None  # path -> role (codeasst.index.roles); None: every file is code
 
 
 class _Clock:
@@ -181,6 +183,8 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         clock.lap("stdin_s", started)
 
     keywords = analysis.keywords if analysis else identifiers_in(question)
+    roles = sources.roles if cfg.roles else None
+    wants = intent.intent_of(analysis.english if analysis and analysis.english.strip() else question)
     if keywords and not long:  # a long query's identifiers are searched as clues (reports.py)
         started = time.perf_counter()
         line_hits = lexical.grep(sources.root, files, keywords)
@@ -189,10 +193,15 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
         clock.lap("rg_s", started)
 
     started = time.perf_counter()
+    if roles is not None:
+        rankings = {name: [replace(h, role=roles.get(h.path, "implementation")) for h in hits]
+                    for name, hits in rankings.items()}
     fused = fuse(rankings, cfg, long)
+    if roles is not None:
+        fused = intent.weigh(fused, wants)
     hits = present(fused, k, cfg.per_file, min_ratio)
     clock.lap("fuse_s", started)
-    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings)
+    result = Retrieval(question, analysis, rankings, fused, hits, clock.timings, intent=wants)
     if cfg.rerank and sources.llm is not None:
         from codeasst.retrieve.rerank import rerank
 

@@ -24,6 +24,9 @@ from codeasst.services import Services
 def search(services: Services, query: str, k: int | None = None, use_llm: bool = True, *,
            context: str | None = None, update_index: bool = True, interactive: bool = False,
            progress: Progress | None = None) -> Retrieval:
+    cfg = services.settings.retrieval
+    if is_english(query) and not (cfg.hyde or cfg.llm_keywords):
+        use_llm = False  # nothing for the model to do: don't wait for it to load
     return find(services, query, k, use_llm=use_llm, context=context, update_index=update_index,
                 interactive=interactive, progress=progress)
 
@@ -53,7 +56,8 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
         else:
             indexer.verify()
         timings["index_update_s"] = round(time.perf_counter() - started, 3)
-        files = indexer.indexed_files()
+        roles = indexer.roles()  # every file that holds chunks
+        files = sorted(roles)
         if not files:
             if summary is not None and summary.files == 0:
                 raise CodeasstError(f"nothing is indexed under {services.repo.root}: no indexable files")
@@ -65,7 +69,7 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
 
         sources = Sources(root=services.repo.root, files=files, store=indexer.store,
                           embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
-                          settings=services.settings.retrieval, index_dir=indexer.index_dir)
+                          settings=services.settings.retrieval, index_dir=indexer.index_dir, roles=roles)
         result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
     result.index = summary
     result.notes = notes
@@ -104,6 +108,6 @@ def index_status(services: Services) -> dict:
 def hits_json(hits: list[Fused]) -> list[dict]:
     return [
         {"path": f.hit.path, "start_line": f.hit.start_line, "end_line": f.hit.end_line, "symbol": f.hit.name,
-         "kind": f.hit.kind, "score": round(f.score, 4), "sources": list(f.sources)}
+         "kind": f.hit.kind, "role": f.hit.role, "score": round(f.score, 4), "sources": list(f.sources)}
         for f in hits
     ]

@@ -71,7 +71,7 @@ def test_docs_json_md_is_rendered_from_the_schemas():
 
 
 def test_a_schema_refuses_a_missing_a_mistyped_and_an_unknown_field():
-    hit = {"path": "a.py", "start_line": 1, "end_line": 2, "symbol": "a", "kind": "file", "score": 0.5,
+    hit = {"path": "a.py", "start_line": 1, "end_line": 2, "symbol": "a", "kind": "file", "role": "test", "score": 0.5,
            "sources": ["dense"]}
     assert schemas.errors("search", [hit]) == []
     assert schemas.errors("search", [{k: v for k, v in hit.items() if k != "score"}])

@@ -131,8 +131,8 @@ def test_a_version_1_manifest_is_migrated_in_place(tmp_path):
     manifest = Manifest(path)
     try:
         (entry,) = manifest.entries().values()
-        assert (entry.path, entry.chunks, entry.fallback) == ("a.py", 3, False)
-        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert (entry.path, entry.chunks, entry.fallback, entry.role) == ("a.py", 3, False, None)
+        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == 4
     finally:
         manifest.close()
 
@@ -189,3 +189,30 @@ def test_a_store_that_lost_chunks_is_caught_and_an_untouched_one_is_not_reopened
     SharedSystemClient.clear_system_cache()
     with pytest.raises(IndexMismatch):
         services_for(root).indexer(on_mismatch="raise").run(verify=True)
+
+
+def test_a_text_embedded_before_keeps_its_vector(make_repo):
+    """A branch switched away and back, or a file changed in one function, re-embeds only the
+    texts never embedded before; the vectors stored are those the embedder gave."""
+    big = "".join(f"def step_{i}(x):\n    '''Step {i} of the pipeline.'''\n" + "    x += 1\n" * 30 + "    return x\n\n\n"
+                  for i in range(6))
+    root = make_repo({"app/steps.py": big, "app/other.py": "def other():\n    return 1\n"})
+    embedder = HashingEmbedder()
+    first = services_for(root, embedder).indexer().run()
+    assert first.vectors_reused == 0 and first.chunks > 3
+
+    (root / "app/steps.py").write_text(big.replace("Step 3 of", "The third step of"))
+    embedder.calls.clear()
+    edited = services_for(root, embedder).indexer().run()
+    assert edited.chunks_written == first.chunks - 1  # every chunk of the changed file is rewritten
+    assert sum(embedder.calls) == 1  # only the edited function's text is new
+    assert edited.vectors_reused == edited.chunks_written - 1
+
+    (root / "app/steps.py").write_text(big)  # switched back
+    embedder.calls.clear()
+    back = services_for(root, embedder).indexer().run()
+    assert sum(embedder.calls) == 0 and back.vectors_reused == back.chunks_written
+    store = services_for(root).open_store()
+    (chunk,) = [c for c in store.chunks_of(["app/steps.py"]) if c.name.endswith("step_3")]
+    hit = store.query(embedder._vector(f"{chunk.path} {chunk.name}\n{chunk.text}"), 1)[0]
+    assert hit.id == chunk.id and hit.score > 0.999

@@ -129,7 +129,8 @@ def test_pipeline_fuses_dense_hyde_and_exact_search(make_repo):
         "README.md": "# Shop\n\nAn online shop.\n",
     })
     llm = ScriptedLLM([" apply_vat, tax\n", "def add_tax(x):\n    return apply_vat(x)\n"])
-    services = build_services(root, {"retrieval.llm_keywords": True}, embedder=HashingEmbedder(), llm=llm)
+    services = build_services(root, {"retrieval.llm_keywords": True, "retrieval.hyde": True}, embedder=HashingEmbedder(),
+                              llm=llm)
     result = search(services, "where is the tax added?", k=3)
     assert set(result.rankings) == {"dense", "hyde", "rg"}
     assert result.hits[0].hit.path in ("billing/tax.py", "billing/invoice.py")
@@ -225,7 +226,8 @@ def test_a_stage_the_pipeline_skipped_is_not_run_never_scored(make_repo):
                               "    return apply_vat(sum(lines))\n",
     })
     llm = ScriptedLLM([" apply_vat, tax\n", "def add_tax(x):\n    return apply_vat(x)\n"])
-    services = build_services(root, {"retrieval.llm_keywords": True}, embedder=HashingEmbedder(), llm=llm)
+    services = build_services(root, {"retrieval.llm_keywords": True, "retrieval.hyde": True}, embedder=HashingEmbedder(),
+                              llm=llm)
     cfg = services.settings.retrieval
     report = ("Invoice totals are wrong\n\nThe VAT added to an invoice is off by a cent.\n"
               "Steps: make an invoice of three lines.\nExpected: 3.60\nGot: 3.61\n")

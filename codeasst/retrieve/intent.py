@@ -1,0 +1,82 @@
+"""What a query wants (the implementation, its tests, its docs, an example), and how much each
+file role (codeasst.index.roles) weighs for it.
+
+A question about how something works wants the code even when tests and docs mention the
+names more often; "how is X tested?" wants the tests. Fused scores are multiplied by the
+weight of the hit's role for the query's intent, so a role that does not answer the intent
+sinks without being dropped: a question the role rules misread still finds its file lower down.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from codeasst.retrieve.fuse import Fused
+
+INTENTS = ("implementation", "test", "docs", "usage", "benchmark")
+
+_TEST = re.compile(r"\b(tests?|tested|testing|test[- ]?(suite|cases?)|unit[- ]?tests?|fixtures?|conftest|"
+                   r"covered by|regression tests?)\b", re.IGNORECASE)
+_BENCH = re.compile(r"\b(bench(mark(s|ed|ing)?)?|benches)\b", re.IGNORECASE)
+_DOCS = re.compile(r"\b(documented|documentation|docs|readme|changelog|change ?log|release notes|user guide|"
+                   r"explained in the)\b|\bwhere (is|are)\b[^?]*\b(explained|described)\b", re.IGNORECASE)
+_USAGE = re.compile(r"\b(examples?|sample (app|code|project)|demo|tutorial|usage|how (do|can|should) (i|you|we) "
+                    r"use|show me how)\b", re.IGNORECASE)
+
+# The roles that answer each intent: weight 1. Every other role is weighed down by the factor below.
+WANTED = {
+    "implementation": {"implementation"},
+    "test": {"test", "fixture"},
+    "docs": {"docs"},
+    "usage": {"example", "docs"},
+    "benchmark": {"benchmark"},
+}
+# How much a hit of a role that does not answer the intent keeps of its fused score. A guess made
+# before any run, then searched around on the tune split of tests/data/retrieval/checkouts.jsonl
+# (tests/data/retrieval/tune_roles.py: every role over 1.0 to 0.1): nothing scored better, so the
+# guess stands (0.7 ties 0.5 for implementation, docs and example). No tune row moves fixture,
+# benchmark, config, generated or vendored: theirs are the guess alone. Figures on the tune split
+# are in-sample.
+OFF_INTENT = {
+    "implementation": 0.5,
+    "test": 0.5,
+    "fixture": 0.3,
+    "docs": 0.5,
+    "example": 0.5,
+    "benchmark": 0.5,
+    "config": 0.5,
+    "generated": 0.3,
+    "vendored": 0.3,
+}
+
+
+def intent_of(question: str) -> str:
+    """The query's intent, from its words (English: a translated query is passed in translated)."""
+    for name, pattern in (("test", _TEST), ("benchmark", _BENCH), ("docs", _DOCS), ("usage", _USAGE)):
+        if pattern.search(question):
+            return name
+    return "implementation"
+
+
+def role_weight(role: str, intent: str, off_intent: dict[str, float] | None = None) -> float:
+    if role in WANTED[intent]:
+        return 1.0
+    return (off_intent or OFF_INTENT).get(role, 1.0)
+
+
+def weigh(fused: list[Fused], intent: str, off_intent: dict[str, float] | None = None) -> list[Fused]:
+    """Fused hits with each score times its role's weight for `intent`, best first."""
+    out = [replace(f, score=f.score * role_weight(f.hit.role, intent, off_intent)) for f in fused]
+    out.sort(key=lambda f: (-f.score, f.hit.path, f.hit.start_line))
+    return out
+
+
+def explain_lines(question: str, roles_on: bool = True) -> list[str]:
+    """What `search --explain` says before the hits: the intent read from the question and what
+    each role keeps of its score for it."""
+    if not roles_on:
+        return ["roles: off (retrieval.roles = false): hits are ranked without their files' roles"]
+    wants = intent_of(question)
+    kept = ", ".join(f"{role} x{role_weight(role, wants):g}" for role in OFF_INTENT if role_weight(role, wants) != 1)
+    return [f"intent: {wants} (answered by {', '.join(sorted(WANTED[wants]))} files; others weigh less: {kept})"]
