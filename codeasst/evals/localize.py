@@ -128,12 +128,13 @@ def checkout_rows(rows: list[dict], repos: list[str] | None = None) -> tuple[lis
 
 
 class Checkouts:
-    """One working tree per repository in the cache, switched from commit to commit in place with
-    `git read-tree -m -u`: only the files that differ are rewritten, so the index update after a
-    switch re-chunks those alone (and re-embeds only the texts it never embedded)."""
+    """One working tree per repository in the cache, switched from commit to commit in place: only
+    the files that differ are rewritten, so the index update after a switch re-chunks those alone
+    (and re-embeds only the texts it never embedded)."""
 
     def __init__(self) -> None:
         self.base = paths.cache_dir() / "eval-repos" / "checkout"
+        self.missing = 0  # files of the last switch whose content the mirror lacks (left out)
 
     def tree(self, spec: str) -> Path:
         github = spec.removeprefix("checkout:")
@@ -147,8 +148,8 @@ class Checkouts:
         """Check out the row's base_commit; False when it is already there."""
         github, commit = row["github"], row["base_commit"]
         tree = self.tree(row["repo"])
-        state, index = tree.parent / "at", tree.parent / "git-index"
-        current = state.read_text().strip() if state.is_file() and index.is_file() else None
+        state = tree.parent / "at"
+        current = state.read_text().strip() if state.is_file() else None
         if current == commit:
             return False
         mirror = _mirror(github)
@@ -159,9 +160,51 @@ class Checkouts:
             for child in tree.iterdir():
                 if child.name != ".git":
                     shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-        moves = ("-m", "-u", current, commit) if current else ("-m", "-u", commit)
-        done = _git(mirror, "read-tree", *moves, tree=tree, index=index)
-        if done.returncode:
-            raise CodeasstError(f"cannot check out {github} at {commit[:12]}: {done.stderr.strip()[:200]}")
+        self.missing = _materialize(mirror, tree, current, commit)
         state.write_text(commit)
         return True
+
+
+def _materialize(mirror: Path, tree: Path, old: str | None, new: str) -> int:
+    """Write the files that differ between commits `old` (None: an empty tree) and `new` into
+    `tree`, delete those gone. A mirror may lack the content of its largest files (data files, which
+    the indexer skips by size anyway): those are left out, and their count returned."""
+    if old:
+        listing = _git(mirror, "diff", "--raw", "-z", "--no-renames", "--no-abbrev", old, new).stdout.split("\0")
+        wanted, gone = [], []
+        for meta, path in zip(listing[0::2], listing[1::2], strict=False):
+            if not meta.startswith(":"):
+                continue
+            _, mode, _, sha, status = meta[1:].split(" ")
+            (gone if status == "D" else wanted).append((mode, sha, path))
+            if status != "D" and mode != "100644" and mode != "100755":
+                gone.append((mode, sha, path))  # a link or submodule now: no file of ours
+    else:
+        entries = _git(mirror, "ls-tree", "-r", "-z", new).stdout.split("\0")
+        wanted, gone = [], []
+        for entry in filter(None, entries):
+            meta, path = entry.split("\t", 1)
+            mode, _, sha = meta.split(" ")
+            wanted.append((mode, sha, path))
+    for _, _, path in gone:
+        target = tree / path
+        if target.is_file() or target.is_symlink():
+            target.unlink()
+    files = [(sha, path) for mode, sha, path in wanted if mode in ("100644", "100755")]
+    missing = 0
+    batch = subprocess.run(["git", "--git-dir", str(mirror), "cat-file", "--batch"],
+                           input="".join(f"{sha}\n" for sha, _ in files).encode(), capture_output=True, check=False)
+    out, at = batch.stdout, 0
+    for _, path in files:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) < 3 or header[1] != b"blob":
+            missing += 1
+            continue
+        size = int(header[2])
+        target = tree / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(out[at : at + size])
+        at += size + 1
+    return missing
