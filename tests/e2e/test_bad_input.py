@@ -31,7 +31,7 @@ def test_explain_of_a_missing_file(make_repo):
 def test_explain_names_rule_and_file(make_repo):
     root = make_repo({".gitignore": "*.gen.py\n", "x.gen.py": "x = 1\n"})
     proc = run_cli("index", str(root), "--explain", "x.gen.py", cwd=root)
-    assert proc.stdout.strip() == "x.gen.py: not indexed: excluded by '*.gen.py' in .gitignore:1"
+    assert proc.stdout.strip() == "x.gen.py: not indexed: excluded by '*.gen.py' in .gitignore:1; role: implementation"
 
 
 def test_an_empty_repository(make_repo):
