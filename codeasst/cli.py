@@ -266,8 +266,9 @@ def ask(
                                                    "without it, piped stdin is the question.")] = None,
     repo: RepoOption = Path("."),
     model: ModelOption = None,
-    system: Annotated[str, typer.Option("--system", help="grounded (numbered excerpts, citations attached, "
-                                        "names checked) or baseline (the answer before issue 11).")] = "grounded",
+    system: Annotated[str, typer.Option("--system", help="checked (the definitions that answer first, then the "
+                                        "model's sentences its excerpts back), grounded (the answer before issue 26) "
+                                        "or baseline (before issue 11).")] = "checked",
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question about the repository, citing path:line; stdin, if piped, is added as context."""
@@ -340,7 +341,7 @@ def chat(
     if piped is not None:
         if not piped.strip():
             raise UsageError("the question on stdin is empty")
-        ask(piped.strip(), repo=repo, model=model, system="grounded", as_json=False)
+        ask(piped.strip(), repo=repo, model=model, system="checked", as_json=False)
         return
     if not sys.stdout.isatty():
         raise UsageError("chat needs a terminal; pipe a question in (echo QUESTION | codeasst chat) "
@@ -681,8 +682,8 @@ def eval_ask(
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows of each file.")] = None,
     per_repo: Annotated[int | None, typer.Option("--per-repo", min=1,
                                                  help="Only the first N rows of each repository.")] = None,
-    systems: Annotated[str, typer.Option("--systems", help="Comma-separated: grounded, baseline.")] = (
-        "baseline,grounded"),
+    systems: Annotated[str, typer.Option("--systems", help="Comma-separated: checked, grounded, baseline.")] = (
+        "grounded,checked"),
     out: Annotated[Path | None, typer.Option("--out", help="Write per-answer results here (JSONL).")] = None,
     model: ModelOption = None,
     as_json: JsonOption = False,
@@ -693,7 +694,8 @@ def eval_ask(
 
     def progress(number: int, total: int, s) -> None:
         if stderr_is_tty():
-            typer.echo(f"[{number}/{total}] {s.system}: cited {s.cited}, on target {s.on_target}, "
+            typer.echo(f"[{number}/{total}] {s.system}: correct {s.correct}, facts {len(s.stated)}/{s.facts}, "
+                       f"wrong {len(s.wrong)}, abstained {s.abstained}, on target {s.on_target}, "
                        f"{len(s.ungrounded)} of {s.identifiers} names not found, first token {s.first_token_s} s",
                        err=True)
 

@@ -143,8 +143,9 @@ class RepoAssistant:
                 if cancelled():
                     turn.state = "cancelled"
                     break
-                last = time.perf_counter()
-                first = first or last
+                if piece:  # an empty piece is only a turn (tasks.ask)
+                    last = time.perf_counter()
+                    first = first or last
                 pieces.append(piece)
                 on_text(piece)
         finally:

@@ -1,12 +1,18 @@
 """`codeasst eval ask QUESTIONS.jsonl`: how far an answer can be trusted, per answer system.
 
 Rows are those of `codeasst eval retrieval` (repo, question, expected files, lang, split), and
-repositories are set up the same way (codeasst.evals.retrieval). Every system answers every
+repositories are set up the same way (codeasst.evals.retrieval): questions over codeasst itself
+name `self@COMMIT`, a copy without the files that hold their answers. Every system answers every
 row in the same run, so the figures compare under the same machine load. Per answer:
 
-- cited: at least one verified citation (model-written or attached by codeasst); "cited by
-  the model" counts the model's own only;
-- on target: a verified citation, or a path the answer names, falls in an expected file;
+- abstained: the product's own mark of a non-answer (no verified citation, or the model says
+  the excerpts fall short). A non-answer is never scored as an answer: it is on target for no
+  file and correct for no key, and is reported apart, as abstention;
+- correct, fact recall, wrong statements (rows with a key, codeasst.evals.facts): of what the
+  answer claims (never the "look next at" note), the facts stated and the wrong statements made;
+  correct is every fact and no wrong statement, in an answer that is not an abstention;
+- on target: a verified citation attached to a claim falls in an expected file, the model's own
+  citations and those codeasst attached counted apart; a path named in prose does not count;
 - grounded identifiers: of the code names the answer uses (backticked names, `a.b` paths,
   `name()` calls), the share found in the repository's files; the rest are listed;
 - first token (from the start of retrieval, as the user waits) and total seconds, and the
@@ -19,7 +25,6 @@ and the report says how many were and why.
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -27,12 +32,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from codeasst.errors import CodeasstError, UsageError
+from codeasst.evals.facts import check_row, has_key, score_facts
 from codeasst.evals.retrieval import SPLIT_CHOICES, load_rows, repo_dir
 from codeasst.services import Services, build_services
-from codeasst.tasks.ask import CITATION, SYSTEMS, ask
+from codeasst.tasks.ask import SYSTEMS, ask
 
-# A path named in prose: a/b.py or b.py (with no line number, so not a citation).
-NAMED_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,5})(?![\w/])")
+# Settings of `ask` chosen by looking at answers, and the rows they were chosen on: a figure on
+# those rows is in-sample for them (the report says so).
+CHOSEN_ON = {
+    "prompts/ask_grounded.toml": "make demo's question (tests/data/ask/questions.jsonl, tune)",
+    "llm.model = auto": "part of the test split of tests/data/retrieval/questions.jsonl (issue 24)",
+}
 
 
 @dataclass
@@ -43,32 +53,46 @@ class Scored:
     cited: bool
     cited_by_model: bool
     on_target: bool
+    on_target_by_model: bool
+    on_target_attached: bool
+    abstained: bool
     identifiers: int
     ungrounded: list[str]
     first_token_s: float | None
     total_s: float
     prompt_tokens: int | None
     cited_files: list[str] = field(default_factory=list)
+    keyed: bool = False  # the row has a key of facts
+    answerable: bool = True
+    facts: int = 0
+    stated: list[int] = field(default_factory=list)
+    wrong: list[int] = field(default_factory=list)
+
+    @property
+    def correct(self) -> bool:
+        return (self.keyed and self.answerable and not self.abstained and len(self.stated) == self.facts
+                and not self.wrong)
 
 
-def named_paths(text: str, root: Path) -> set[str]:
-    """Files of the repository the answer names, as written or by a unique suffix."""
-    named = {m.group(1).removeprefix("./") for m in CITATION.finditer(text)}
-    named |= {m.group(1).removeprefix("./") for m in NAMED_PATH.finditer(text)}
-    return {name for name in named if (root / name).is_file()}
-
-
-def score(row: dict, system: str, answer, root: Path) -> Scored:
+def score(row: dict, system: str, answer) -> Scored:
+    """One answer as the user saw it, scored on what it claims."""
     verified = [c for c in answer.citations if c.verified]
     expected = set(row["expected"])
-    files = {c.path for c in verified} | named_paths(answer.text, root)
+    claimed = not answer.abstained
+    by_model = {c.path for c in verified if not c.attached}
+    attached = {c.path for c in verified if c.attached}
+    facts = score_facts(row, answer.body)
     return Scored(
         row=row, system=system, answer=answer.text,
-        cited=bool(verified), cited_by_model=any(not c.attached for c in verified),
-        on_target=bool(files & expected), identifiers=len(answer.identifiers),
+        cited=bool(verified), cited_by_model=bool(by_model),
+        on_target=claimed and bool((by_model | attached) & expected),
+        on_target_by_model=claimed and bool(by_model & expected),
+        on_target_attached=claimed and bool(attached & expected) and not by_model & expected,
+        abstained=answer.abstained, identifiers=len(answer.identifiers),
         ungrounded=list(answer.ungrounded), first_token_s=answer.timings.get("first_token_s"),
         total_s=answer.timings.get("total_s", 0.0), prompt_tokens=answer.prompt_tokens,
         cited_files=sorted({c.path for c in verified}),
+        keyed=has_key(row), answerable=facts.answerable, facts=facts.facts, stated=facts.stated, wrong=facts.wrong,
     )
 
 
@@ -80,11 +104,24 @@ def summarise(scored: list[Scored]) -> dict:
     missing = [name for s in scored for name in s.ungrounded]
     firsts = [s.first_token_s for s in scored if s.first_token_s is not None]
     tokens = [s.prompt_tokens for s in scored if s.prompt_tokens is not None]
+    keyed = [s for s in scored if s.keyed and s.answerable]
+    unanswerable = [s for s in scored if s.keyed and not s.answerable]
     return {
         "answers": len(scored),
+        "keyed": len(keyed),
+        "correct": share([s.correct for s in keyed]) if keyed else None,
+        "fact_recall": round(statistics.fmean(len(s.stated) / s.facts for s in keyed), 4) if keyed else None,
+        "wrong_per_answer": (round(statistics.fmean(len(s.wrong) for s in keyed + unanswerable), 4)
+                             if keyed or unanswerable else None),
+        "abstained": share([s.abstained for s in scored]),
+        "abstained_where_answerable": share([s.abstained for s in keyed]) if keyed else None,
+        "unanswerable": len(unanswerable),
+        "abstained_where_unanswerable": share([s.abstained for s in unanswerable]) if unanswerable else None,
         "cited": share([s.cited for s in scored]),
         "cited_by_model": share([s.cited_by_model for s in scored]),
         "on_target": share([s.on_target for s in scored]),
+        "on_target_by_model": share([s.on_target_by_model for s in scored]),
+        "on_target_attached_only": share([s.on_target_attached for s in scored]),
         "identifiers": names,
         "grounded_identifiers": round(1 - len(missing) / names, 4) if names else 1.0,
         "ungrounded": [f"{name} ({n})" if n > 1 else name for name, n in Counter(missing).most_common(15)],
@@ -115,6 +152,8 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
     for path in paths_:
         chosen = [dict(row, _base=str(path.parent)) for row in load_rows(path)
                   if split == "all" or row.get("split", "test") == split][:limit]
+        for number, row in enumerate(chosen, start=1):
+            check_row(row, f"{path}: row {number}")
         rows += chosen
     if per_repo is not None:
         taken: Counter = Counter()
@@ -145,7 +184,7 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
                 answer, stream = ask(services, row["question"], system=system, update_index=False)
                 for _ in stream:
                     pass
-                item = score(clean, system, answer, services.repo.root)
+                item = score(clean, system, answer)
                 scored.append(item)
                 if sink:
                     sink.write(json.dumps({**asdict(item), "citations": [asdict(c) for c in answer.citations]},
@@ -157,7 +196,7 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
         if sink:
             sink.close()
     report: dict = {"split": split, "systems": _blocks(scored, systems),
-                    "skipped": dict(Counter(skipped))}
+                    "skipped": dict(Counter(skipped)), "chosen_on": CHOSEN_ON}
     marked = {s.row.get("split", "test") for s in scored}
     if split == "all" and len(marked) > 1:
         report["splits"] = {name: _blocks([s for s in scored if s.row.get("split", "test") == name], systems)
@@ -168,16 +207,19 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
     return report
 
 
-COLUMNS = ("answers", "cited", "cited_by_model", "on_target", "grounded_identifiers", "first_token_s_p50",
-           "first_token_s_mean", "total_s_mean", "prompt_tokens_mean")
+COLUMNS = ("answers", "correct", "fact_recall", "wrong_per_answer", "abstained_where_answerable",
+           "abstained_where_unanswerable", "on_target", "on_target_by_model", "on_target_attached_only",
+           "cited_by_model", "grounded_identifiers", "first_token_s_p50", "total_s_mean", "prompt_tokens_mean")
+SHARES = frozenset({"correct", "fact_recall", "wrong_per_answer", "abstained_where_answerable",
+                    "abstained_where_unanswerable", "cited", "cited_by_model", "on_target", "on_target_by_model",
+                    "on_target_attached_only", "grounded_identifiers"})
 
 
 def _table(title: str, blocks: dict) -> list[str]:
     lines = [title, "| system | " + " | ".join(COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
     for system, block in blocks.items():
-        cells = [f"{block[c]:.3f}" if isinstance(block[c], float) and c in ("cited", "cited_by_model", "on_target",
-                                                                             "grounded_identifiers")
-                 else str(block[c]) for c in COLUMNS]
+        cells = [f"{block[c]:.3f}" if isinstance(block[c], float) and c in SHARES
+                 else "-" if block[c] is None else str(block[c]) for c in COLUMNS]
         lines.append(f"| {system} | " + " | ".join(cells) + " |")
     for system, block in blocks.items():
         if block["ungrounded"]:
@@ -195,4 +237,7 @@ def report_lines(report: dict) -> list[str]:
         lines += ["", *_table(f"repository {repo}", blocks)]
     for reason, count in report["skipped"].items():
         lines.append(f"skipped {count} rows: {reason}")
+    lines += ["", ("correct: every key fact and no wrong statement, over answerable keyed rows; a non-answer "
+                   "(abstained) is never correct or on target"), "settings chosen by looking at answers, and on what:"]
+    lines += [f"  {setting}: {where}" for setting, where in report["chosen_on"].items()]
     return lines

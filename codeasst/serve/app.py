@@ -83,7 +83,7 @@ class SearchRequest(BaseModel):
 
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=200_000)
-    system: Literal["grounded", "baseline"] = Field("grounded", description="As `codeasst ask --system`.")
+    system: Literal["checked", "grounded", "baseline"] = Field("checked", description="As `codeasst ask --system`.")
     context: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Piped text, as `... | codeasst ask`.")
     history: list[tuple[str, str]] = Field([], max_length=50, description="Earlier (question, answer) turns (chat).")
     model: str | None = Field(None, max_length=4096, description="As `codeasst ask --model`: loaded once, then kept.")
@@ -387,7 +387,8 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
                     for note in answer.retrieval.notes:
                         emit({"type": "note", "text": note})
                     for piece in stream:
-                        emit({"type": "text", "text": piece})
+                        if piece or gone.is_set():  # an empty piece: a turn to notice a client gone
+                            emit({"type": "text", "text": piece})
                 finally:
                     stream.close()  # the model stops where it is; the turn passes on
             state.served["ask"] += 1

@@ -120,7 +120,7 @@ class ServerClient:
         return self.call("POST", "/v1/search", {"query": query, "k": k, "no_llm": no_llm, "context": context,
                                                 "model": model})
 
-    def ask(self, question: str, *, system: str = "grounded", context: str | None = None,
+    def ask(self, question: str, *, system: str = "checked", context: str | None = None,
             history: list[tuple[str, str]] | None = None, model: str | None = None, client: str = "cli") -> Iterator[dict]:
         return self.lines("/v1/ask", {"question": question, "system": system, "context": context,
                                       "history": history or [], "model": model, "client": client})

@@ -1,8 +1,9 @@
 """`codeasst ask`: retrieve, then stream an answer whose citations are checked.
 
-Two systems answer: "grounded" (the default; see tasks.grounding) and "baseline", the
-answer as issue 4 left it, kept so `codeasst eval ask` can measure the one against the
-other in the same run."""
+Three systems answer: "checked" (the default; see tasks.checking): the definitions that answer
+the question first, then the model's explanation with each sentence held to the excerpt it
+cites; "grounded" (the answer as issue 11 left it, tasks.grounding) and "baseline" (as issue 4
+left it), kept so `codeasst eval ask` can measure them against each other in the same run."""
 
 from __future__ import annotations
 
@@ -16,19 +17,24 @@ from codeasst import prompt
 from codeasst.backends.base import GenerationParams
 from codeasst.errors import UsageError
 from codeasst.index.indexer import Progress
+from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval
 from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
-from codeasst.tasks import grounding
+from codeasst.tasks import checking, grounding
 from codeasst.tasks.search import find, hits_json
 
-SYSTEMS = ("grounded", "baseline")
+SYSTEMS = ("checked", "grounded", "baseline")
+DEFAULT_SYSTEM = "checked"
 # A question longer than this is cut to its informative lines (about 600 tokens): a pasted
 # log must not overflow the context window, and every prompt token delays the answer.
 QUESTION_CHARS = 2000
 # Short excerpts: more places fit the same budget, and the model quotes less code back.
 EXCERPT_CHARS = 600
+# The checked answer gives the model whole definitions, fewer of them: a fragment invites a
+# wrong detail (a parameter list or a message of the function next to it).
+WHOLE_CHARS = 1200
 
 # path:12 or path:12-30, where path has a directory separator or an extension.
 CITATION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]+|(?:[\w.-]+/)+[\w.-]+):(\d+)(?:\s*[-–]\s*(\d+))?")
@@ -57,6 +63,16 @@ class Answer:
     prompt_tokens: int | None = None
     excerpts: list[grounding.Excerpt] = field(default_factory=list)  # what the grounded model saw
     generated_tokens: int = 0
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (sentence, why) the checked answer dropped
+    # A non-answer: no verified citation, or the model says the excerpts fall short. Then `note`
+    # (where to look next) follows the text; it is codeasst's pointer, not a claim of the answer.
+    abstained: bool = False
+    note: str = ""
+
+    @property
+    def body(self) -> str:
+        """What the answer claims: its text without the note."""
+        return self.text.removesuffix(self.note)
 
     def to_json(self) -> dict:
         return {
@@ -71,6 +87,8 @@ class Answer:
                           "symbol": e.name} for e in self.excerpts],
             "prompt_tokens": self.prompt_tokens,
             "generated_tokens": self.generated_tokens,
+            "abstained": self.abstained,
+            "left_out": [{"text": text, "why": why} for text, why in self.left_out],
             "timings": self.timings,
         }
 
@@ -102,7 +120,7 @@ def render_context(hits: list[Fused], piped: str) -> str:
 
 
 def ask(services: Services, question: str, stdin_text: str | None = None, *, interactive: bool = False,
-        progress: Progress | None = None, system: str = "grounded", update_index: bool = True,
+        progress: Progress | None = None, system: str = DEFAULT_SYSTEM, update_index: bool = True,
         history: Sequence[tuple[str, str]] = ()) -> tuple[Answer, Iterator[str]]:
     """Retrieve, then return the answer object and a stream of its text; citations are
     checked, and the names the answer uses looked up, when the stream ends.
@@ -125,17 +143,24 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
     # Up to half the budget for piped text: its end, where a log or a trace says what matters.
     piped = stdin_text[-(cfg.context_chars // 2):] if stdin_text else ""
     budget = cfg.context_chars - len(piped)
+    kinds: dict[tuple[str, int], tuple[str, str]] = {}
     if system == "baseline":
         result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
         messages = prompt.load("ask").messages(context=render_context(result.hits, piped), question=bounded)
         shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in result.hits]
     else:
-        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, EXCERPT_CHARS)
+        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget,
+                                                    WHOLE_CHARS if system == "checked" else EXCERPT_CHARS)
+        kinds = {(e.path, e.start_line): (result.hits[e.rank].hit.kind, result.hits[e.rank].hit.role)
+                 for e in answer.excerpts}
         ranks = sorted({e.rank for e in answer.excerpts})
         result.hits = [result.hits[r] for r in ranks]
-        messages = prompt.load("ask_grounded").messages(
+        messages = prompt.load("ask_checked" if system == "checked" else "ask_grounded").messages(
             context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
         shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
+    definitions = (checking.lead(answer.excerpts, kinds, bounded, intent.WANTED[result.intent])
+                   if system == "checked" else [])
+    lead_text = checking.render_lead(definitions)
     messages = messages[:1] + _earlier_turns(history) + messages[1:]
     llm = services.llm
     answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(messages))
@@ -152,27 +177,35 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
                                      f"codeasst matched the line to this excerpt: {line.strip()[:60]}",
                                      attached=True))
 
-        citing = grounding.CitingStream(answer.excerpts, on_attach) if system == "grounded" else None
+        citing = grounding.CitingStream(answer.excerpts, on_attach) if system != "baseline" else None
+        checker = checking.LineChecker(answer.excerpts, bounded) if system == "checked" else None
+
+        def show(text: str) -> Iterator[str]:
+            """Every token gives the caller a turn, text or not: a server learns at the next token
+            that its client left, even while the checked answer holds a sentence back."""
+            if text and "first_token_s" not in answer.timings:
+                answer.timings["first_token_s"] = round(time.perf_counter() - started, 3)
+            shown_text.append(text)
+            yield text
+
+        # What codeasst knows for certain reaches the user before the model reads its prompt.
+        yield from show(lead_text)
         params = GenerationParams(max_tokens=cfg.max_tokens, stop=("<|im_end|>",), repeat_penalty=1.1)
         for token in llm.generate(llm.chat_prompt(messages), params):
             if first is None:
                 first = time.perf_counter()
-                answer.timings["first_token_s"] = round(first - started, 3)
+                answer.timings["model_first_token_s"] = round(first - started, 3)
             pieces.append(token.text)
             answer.generated_tokens += 1
             out = citing.feed(token.text) if citing else token.text
-            shown_text.append(out)
-            if out:
-                yield out
-            if citing and citing.reciting:
+            yield from show(checker.feed(out) if checker else out)
+            if citing and citing.reciting or checker and checker.done:
                 break
             if token.text.endswith("\n") and _looping("".join(pieces)):
                 break
         if citing:
             out = citing.close()
-            shown_text.append(out)
-            if out:
-                yield out
+            yield from show(checker.feed(out) + checker.close() if checker else out)
         answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
         model_text = "".join(pieces)
         if citing:
@@ -182,16 +215,26 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
                                     if int(n) in citing.by_number) or m.group(0), model_text)
             answer.citations = check_citations(services.repo.root, written, result.hits, shown=shown)
             answer.citations += _new_places(attached, answer.citations)
-            if not any(c.verified for c in answer.citations) or grounding.says_no_answer(model_text):
-                note = ("\n\nThe excerpts may not answer this fully; look next at: "
-                        f"{grounding.where_to_look(answer.excerpts)}")
-                shown_text.append(note)
-                yield note
+            if checker:
+                # Only the citations of what is shown: a sentence left out takes its citation with it.
+                kept = "".join(shown_text)[len(lead_text):]
+                listed = [Citation(d.path, d.line, d.end_line, True, "codeasst's definition listing", attached=True)
+                          for d in definitions]
+                answer.citations = _new_places(
+                    listed + [c for c in answer.citations if f"{c.path}:{c.start_line}" in kept], [])
+                answer.left_out = checker.dropped
         else:
             answer.citations = check_citations(services.repo.root, model_text, result.hits)
             answer.citations += attach_citations(model_text, result.hits, answer.citations)
+        answer.abstained = not any(c.verified for c in answer.citations) or grounding.says_no_answer(model_text)
+        if citing and answer.abstained:
+            answer.note = ("\n\nThe excerpts may not answer this fully; look next at: "
+                           f"{grounding.where_to_look(answer.excerpts)}")
+            shown_text.append(answer.note)
+            yield answer.note
         answer.text = "".join(shown_text)
-        answer.identifiers = grounding.named_identifiers(model_text)
+        claims = answer.body[len(lead_text):] if checker else model_text
+        answer.identifiers = grounding.named_identifiers(claims)
         known = grounding.repo_words(services.repo.root, services.indexer().indexed_files())
         answer.ungrounded = grounding.ungrounded(answer.identifiers, known)
         answer.timings["total_s"] = round(time.perf_counter() - started, 3)
@@ -245,6 +288,11 @@ def footer_lines(answer: Answer | dict) -> list[str]:
     if unverified:
         lines.append("Unverified citations (do not rely on them):")
         lines += [f"  {c['path']}:{c['start_line']}-{c['end_line']}: {c['reason']}" for c in unverified]
+    left_out = data.get("left_out", [])
+    if left_out:
+        lines.append(f"Left out {len(left_out)} sentence{'s' if len(left_out) > 1 else ''} of the model's "
+                     "that the excerpts do not back:")
+        lines += [f"  {item['text'][:100]} ({item['why']})" for item in left_out[:5]]
     if data["ungrounded"]:
         lines.append("Not found in the repository (the model may have made these up): "
                      + ", ".join(f"`{name}`" for name in data["ungrounded"]))

@@ -1,15 +1,18 @@
-"""Grounded `ask` end to end, through the CLI, with the real model, embedder, Chroma and
-ripgrep: the demo's question over codeasst's own code, and a question too long for the
-context window. Bad input for ask and `eval ask` costs no model run."""
+"""`ask` end to end, through the CLI, with the real model, embedder, Chroma and ripgrep: the
+demo's question over codeasst's own code, answered true (its key facts, no wrong statement),
+and a question too long for the context window. Bad input for ask and `eval ask` costs no
+model run."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from codeasst.evals.facts import score_facts
 from tests.e2e.conftest import assert_one_line_error, run_cli, run_json
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -25,16 +28,26 @@ def _codeasst_copy(dest: Path) -> Path:
     return dest
 
 
+def _demo_key() -> dict:
+    rows = [json.loads(line) for line in (PROJECT / "tests/data/ask/questions.jsonl").read_text().splitlines()]
+    return next(row for row in rows if row["question"] == DEMO_QUESTION)
+
+
 @pytest.mark.slow
-def test_the_demo_question_is_answered_with_a_verified_citation_of_the_file_rules(tmp_path):
+def test_the_demo_question_is_answered_true_and_cited(tmp_path):
+    """What `make demo` shows a user: every key fact of the answer key, no wrong statement, no
+    unverified citation, no made-up name, and the rules' file cited where the reader sees it."""
     assert DEMO_QUESTION in (PROJECT / "Makefile").read_text()
     root = _codeasst_copy(tmp_path / "codeasst")
     answer = run_json("ask", DEMO_QUESTION, "-C", str(root))
+    claims = answer["answer"].split("\n\nThe excerpts may not answer")[0]
+    facts = score_facts(_demo_key(), claims)
+    assert len(facts.stated) == facts.facts and not facts.wrong, (facts, answer["answer"])
+    assert not answer["abstained"] and answer["system"] == "checked"
     cited = [c for c in answer["citations"] if c["verified"] and c["path"] == "codeasst/index/files.py"]
-    assert cited, answer
-    assert "codeasst/index/files.py:" in answer["answer"]  # the reader sees the place in the text
+    assert cited and "codeasst/index/files.py:" in answer["answer"], answer
     assert not [c for c in answer["citations"] if not c["verified"]], answer["citations"]
-    assert isinstance(answer["ungrounded"], list) and answer["system"] == "grounded"
+    assert answer["ungrounded"] == [], answer["ungrounded"]
 
 
 @pytest.mark.slow

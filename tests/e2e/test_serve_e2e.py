@@ -121,7 +121,7 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
     asked = run_cli("ask", "What does is_even return?", cwd=root)
     assert "Sources (* drawn on by the answer):" in asked.stdout and "mod.py:" in asked.stdout
     answer = run_json("ask", "What does is_even return?", cwd=root)
-    assert answer["answer"].strip() and answer["system"] == "grounded"
+    assert answer["answer"].strip() and answer["system"] == "checked"
     served = call(url, "/v1/health")[1]["served"]
     assert (served["search"], served["ask"]) == (1, 2)
 

@@ -158,7 +158,7 @@ def test_ask_grounded_resolves_references_attaches_and_flags(shop):
     llm = ScriptedLLM([("The total is computed by `invoice_total` [1].\n"
                         "It then calls `TaxEngine.apply` to add the tax for each invoice total line.\n")])
     services = build_services(shop, embedder=HashingEmbedder(), llm=llm)
-    answer, stream = ask(services, "how is the invoice total computed?")
+    answer, stream = ask(services, "how is the invoice total computed?", system="grounded")
     text = "".join(stream)
     numbers = {e.number: e for e in answer.excerpts}
     assert "[1]" not in text and f"[{numbers[1].place}]" in text
@@ -177,7 +177,7 @@ def test_a_follow_up_carries_the_earlier_turns_to_the_model_and_to_retrieval(sho
     llm = ScriptedLLM(["It is in `invoice_total` [1].\n"])
     services = build_services(shop, embedder=HashingEmbedder(), llm=llm)
     earlier = [("how is the invoice total computed?", "By `invoice_total`, which adds VAT.")]
-    answer, stream = ask(services, "and the tax?", history=earlier)
+    answer, stream = ask(services, "and the tax?", history=earlier, system="grounded")
     "".join(stream)
     prompt = llm.history[-1]
     # system, then the earlier turn as user and assistant messages, then the new question last
@@ -189,7 +189,7 @@ def test_a_follow_up_carries_the_earlier_turns_to_the_model_and_to_retrieval(sho
 def test_ask_says_where_to_look_when_nothing_is_drawn_on(shop):
     llm = ScriptedLLM(["I cannot answer that from these.\n"])
     services = build_services(shop, embedder=HashingEmbedder(), llm=llm)
-    answer, stream = ask(services, "how are refunds sent to the bank?")
+    answer, stream = ask(services, "how are refunds sent to the bank?", system="grounded")
     text = "".join(stream)
     assert "The excerpts may not answer this fully; look next at: " in text
     assert any(e.path in text.split("look next at:")[1] for e in answer.excerpts)
@@ -210,7 +210,7 @@ def test_a_very_long_question_reaches_the_model_bounded(shop):
     llm = ScriptedLLM(["It is `invoice_total` [1].\n"])
     services = build_services(shop, embedder=HashingEmbedder(), llm=llm)
     question = "why is the invoice total wrong?\n" + "\n".join(f"DEBUG row {i}" for i in range(20_000))
-    answer, stream = ask(services, question)
+    answer, stream = ask(services, question, system="grounded")
     "".join(stream)
     assert len(llm.history[-1]) < 6000 and answer.question == question
 
@@ -245,15 +245,67 @@ def test_eval_ask_scores_each_system_on_the_same_rows(shop, tmp_path):
         evaluate([data], systems=["gpt"])
 
 
-def test_on_target_needs_a_verified_citation_or_a_named_path_in_an_expected_file(shop):
+def test_on_target_counts_verified_citations_of_claims_never_a_named_path_or_a_non_answer():
     from codeasst.evals.ask import score
     from codeasst.tasks.ask import Answer, Citation
 
     row = {"repo": "shop", "question": "q", "expected": ["billing/tax.py"]}
     off = Answer("q", text="See billing/invoice.py.", citations=[Citation("billing/invoice.py", 4, 6, True, "ok")])
-    assert not score(row, "grounded", off, shop).on_target
+    assert not score(row, "grounded", off).on_target
     unverified = Answer("q", citations=[Citation("billing/tax.py", 1, 3, False, "not shown")])
-    assert not score(row, "grounded", unverified, shop).on_target
-    assert not score(row, "grounded", unverified, shop).cited
+    assert not score(row, "grounded", unverified).on_target
+    assert not score(row, "grounded", unverified).cited
     named = Answer("q", text="VAT is added in billing/tax.py.", citations=off.citations)
-    assert score(row, "grounded", named, shop).on_target
+    assert not score(row, "grounded", named).on_target
+    by_model = Answer("q", text="In `apply_vat`.", citations=[Citation("billing/tax.py", 1, 3, True, "ok")])
+    assert score(row, "grounded", by_model).on_target_by_model
+    attached = Answer("q", text="In `apply_vat`.", citations=[Citation("billing/tax.py", 1, 3, True, "ok",
+                                                                         attached=True)])
+    scored = score(row, "grounded", attached)
+    assert scored.on_target and scored.on_target_attached and not scored.on_target_by_model
+
+
+def test_a_non_answer_is_never_on_target_or_correct_even_when_its_pointer_names_the_file():
+    """The "look next at" list is codeasst's pointer, not a claim: a non-answer whose list names
+    the expected file, and even the key's words, scores as an abstention and nothing else."""
+    from codeasst.evals.ask import score, summarise
+    from codeasst.tasks.ask import Answer, Citation
+
+    row = {"repo": "shop", "question": "q", "expected": ["billing/tax.py"], "facts": [["apply_vat"], ["tax.py"]]}
+    note = "\n\nThe excerpts may not answer this fully; look next at: billing/tax.py (apply_vat)"
+    non_answer = Answer("q", text="I cannot tell from these." + note, abstained=True, note=note,
+                        citations=[Citation("billing/tax.py", 1, 3, True, "ok", attached=True)])
+    scored = score(row, "grounded", non_answer)
+    assert scored.abstained and not scored.on_target and not scored.correct and scored.stated == []
+    figures = summarise([scored])
+    assert figures["on_target"] == 0.0 and figures["correct"] == 0.0 and figures["abstained_where_answerable"] == 1.0
+
+
+def test_facts_are_scored_on_their_forms_and_wrong_statements_spoil_an_answer():
+    from codeasst.evals.ask import score, summarise
+    from codeasst.evals.facts import found
+    from codeasst.tasks.ask import Answer, Citation
+
+    assert found(["re:\\brate=0\\.2\\b"], "It takes `rate=0.2` by default.")
+    assert found(["apply VAT"], "They  `apply\nvat` here") and not found(["apply_vat"], "apply VAT")
+    row = {"repo": "shop", "question": "q", "expected": ["billing/tax.py"],
+           "facts": [["apply_vat"], ["re:\\b0\\.2\\b", "20%"]], "wrong": [["TaxEngine"]]}
+    cited = [Citation("billing/tax.py", 1, 3, True, "ok")]
+    right = score(row, "grounded", Answer("q", text="`apply_vat` adds 20% by default.", citations=cited))
+    half = score(row, "grounded", Answer("q", text="`apply_vat` adds the tax.", citations=cited))
+    spoiled = score(row, "grounded", Answer("q", text="`apply_vat` of TaxEngine adds 0.2.", citations=cited))
+    assert right.correct and not half.correct and not spoiled.correct
+    figures = summarise([right, half, spoiled])
+    assert figures["correct"] == 0.3333 and figures["fact_recall"] == 0.8333 and figures["wrong_per_answer"] == 0.3333
+    no_key = score({"repo": "shop", "question": "q", "expected": []}, "grounded", Answer("q", text="x"))
+    assert summarise([no_key])["correct"] is None
+
+
+def test_an_unanswerable_row_counts_its_abstention_apart():
+    from codeasst.evals.ask import score, summarise
+    from codeasst.tasks.ask import Answer
+
+    row = {"repo": "shop", "question": "how are refunds sent?", "expected": [], "answerable": False, "facts": []}
+    figures = summarise([score(row, "grounded", Answer("q", text="No.", abstained=True))])
+    assert figures["abstained_where_unanswerable"] == 1.0 and figures["correct"] is None
+    assert figures["unanswerable"] == 1 and figures["keyed"] == 0

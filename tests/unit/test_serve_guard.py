@@ -101,8 +101,17 @@ def test_paths_are_resolved_contained_and_checked_against_the_ignore_rules_at_ev
         assert [path for path, _ in recent.pieces] + [recent.at[0]] == ["mod.py"], "nothing refused was kept"
 
 
+class ByPromptLLM(SlowLLM):
+    """A long answer to a question, a short completion otherwise, whatever the order they come in:
+    the checked answer may be stopped before the model is asked at all."""
+
+    def stream(self, prompt, params):
+        self.replies = ["The function add returns the sum [1]. " * 30 if "Question:" in prompt else "return a + b"]
+        return super().stream(prompt, params)
+
+
 def test_a_client_that_leaves_before_the_stream_starts_releases_the_model(repo):
-    llm = SlowLLM(["The function add returns the sum [1]. " * 30] + ["return a + b"] * 5, delay=0.1)
+    llm = ByPromptLLM([], delay=0.1)
     with listening(services_for(repo, llm)) as (port, state):
         body = json.dumps({"question": "what does add return?"}).encode()
         with socket.create_connection(("127.0.0.1", port)) as sock:

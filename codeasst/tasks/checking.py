@@ -1,0 +1,292 @@
+"""The "checked" answer of `ask`: what codeasst knows for certain first, then the model's
+explanation with every sentence held to the excerpt it cites.
+
+- The lead is built without the model: the definitions among the best excerpts, each with
+  its qualified name, `path:line`, signature and the first line of its docstring. It is true
+  of the code by construction, and it reaches the user as soon as retrieval ends.
+- Each sentence the model writes is checked against the excerpts it cites (all excerpts when it
+  cites none): a code name, a number or a quoted string that occurs in none of them is a claim
+  codeasst cannot back, so the sentence is left out and listed. A repeated sentence or item is
+  left out, and an opening line ("... in the following excerpts:") with nothing after it too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codeasst.tasks import grounding
+
+DEFINITION_KINDS = frozenset({"function", "method", "class"})
+# A definition's first line, in the languages the chunker parses.
+SIGNATURE_START = re.compile(r"^\s*(?:(?:export|default|public|private|protected|static|async|pub|final|abstract|"
+                             r"override|inline|virtual|unsafe)\s+)*"
+                             r"(?:def|class|function|func|fn|interface|struct|type|enum|trait|impl)\b")
+DOCSTRING = re.compile(r'^\s*[rRuUbB]?("""|\'\'\')\s*(.*)')
+COMMENT = re.compile(r"^\s*(?://+|#+|/\*+|\*+)\s?(.*?)\s*(?:\*/)?$")
+# Not before a quote: a quoted question ends in "?" too.
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])")
+PLACE = re.compile(r"\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)")
+NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w/])")
+QUOTED = re.compile(r"\"([^\"\n]{3,80})\"|'([^'\n]{3,80})'")
+TRAILING_PLACE = re.compile(r"((?:\s*(?:\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)))+)\s*([.!?]?)\s*$")
+# An indented line that reads as code, not as a wrapped bullet.
+CODE_LINE = re.compile(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )(?:(?:def|class|return|import|from|if|elif|else|for|while|"
+                       r"try|except|with|raise|yield|func|var|let|const)\b|.*[=(){}\[\];])")
+LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+MAX_LEAD = 2
+# A model whose last sentences all claimed what the excerpts do not show has lost the thread.
+MAX_FAILED_IN_A_ROW = 3
+
+
+@dataclass(frozen=True)
+class Definition:
+    name: str
+    path: str
+    line: int
+    end_line: int
+    signature: str
+    doc: str
+
+    def render(self) -> str:
+        if not self.signature:  # a module: what its own docstring says it is
+            return f"- {self.path}:{self.line}-{self.end_line}, as its docstring says: {self.doc}"
+        doc = f": {self.doc}" if self.doc else ""
+        return f"- `{self.name}` at {self.path}:{self.line}-{self.end_line}, `{self.signature}`{doc}"
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split()).strip("\"' ")
+    cut = re.search(r"(?<=[.!?])\s", text)
+    text = text[: cut.start()] if cut else text
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _signature_and_doc(lines: list[str], start: int) -> tuple[str, str]:
+    """A definition's signature (to the line that opens its body, at most three lines) and its
+    doc (a Python docstring after it, or the comment just above it)."""
+    end = start
+    while end < min(start + 12, len(lines) - 1) and not lines[end].rstrip().endswith((":", "{")):
+        end += 1
+    signature = " ".join(" ".join(lines[start:end + 1]).split()).rstrip(":{ ").strip()
+    signature = signature.replace("( ", "(").replace(", )", ")").replace(",)", ")").replace(" )", ")")
+    if len(signature) > 200:
+        signature = signature[:197].rstrip() + "..."
+    after = lines[end + 1:end + 2]
+    match = DOCSTRING.match(after[0]) if after else None
+    if match:
+        body = [match.group(2)] + lines[end + 2:end + 6]
+        return signature, _first_sentence(" ".join(body).split(match.group(1))[0])
+    above: list[str] = []
+    for line in reversed(lines[:start]):
+        comment = COMMENT.match(line)
+        if not comment or line.strip().startswith("@"):
+            break
+        above.insert(0, comment.group(1))
+    return signature, _first_sentence(" ".join(above)) if above else ""
+
+
+def module_doc(lines: list[str], limit: int = 320) -> str:
+    """The first paragraph of a Python module's docstring, when the file opens with one."""
+    match = DOCSTRING.match(lines[0]) if lines else None
+    if not match:
+        return ""
+    paragraph = [match.group(2)]
+    for line in lines[1:12]:
+        if not line.strip() or match.group(1) in paragraph[-1]:
+            break
+        paragraph.append(line)
+    text = " ".join(" ".join(paragraph).split(match.group(1))[0].split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Definition | None:
+    """The definition an excerpt shows: the chunk's own when it is one; in a whole file or a
+    module's top level, the definition whose name shares the most words with the question."""
+    lines = excerpt.text.splitlines()
+    starts = [i for i, line in enumerate(lines) if SIGNATURE_START.match(line)]
+    if kind in ("file", "module") and excerpt.start_line == 1:
+        summary = module_doc(lines)
+        if summary:
+            last = next((i for i, line in enumerate(lines[1:], start=1) if not line.strip()), len(lines)) - 1
+            return Definition(excerpt.name, excerpt.path, 1, 1 + last, "", summary)
+    if not starts:
+        return None
+    if kind in DEFINITION_KINDS:
+        start, name, end_line = starts[0], excerpt.name, excerpt.end_line
+    elif kind in ("file", "module"):
+        wanted = grounding._content_words(question)
+        named = [(len(grounding._content_words(" ".join(grounding.DEFINES.findall(lines[i]))) & wanted), i)
+                 for i in starts]
+        shared, start = max(named, key=lambda pair: (pair[0], -pair[1]))
+        if not shared:
+            return None
+        name = grounding.DEFINES.findall(lines[start])[0]
+        later = [i for i in starts if i > start and len(lines[i]) - len(lines[i].lstrip())
+                 <= len(lines[start]) - len(lines[start].lstrip())]
+        end_line = excerpt.start_line + (later[0] - 1 if later else len(lines) - 1)
+    else:
+        return None
+    signature, doc = _signature_and_doc(lines, start)
+    return Definition(name, excerpt.path, excerpt.start_line + start, end_line, signature, doc)
+
+
+def lead(excerpts: list[grounding.Excerpt], kinds: dict[tuple[str, int], tuple[str, str]], question: str,
+         roles: set[str] | frozenset[str] = frozenset({"implementation"})) -> list[Definition]:
+    """The definition the best hit shows, and the next hit's when it is in the same file (a class
+    and its method) or both are modules' docstrings, as `kinds` gives each excerpt's (chunk kind, file role) by path and first
+    line. None when the best hit is no definition, or of a role that does not answer (`roles`,
+    from the question's intent): its docs or a test answer better than a definition beside them."""
+    found: list[Definition] = []
+    for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD]:
+        kind, role = kinds.get((excerpt.path, excerpt.start_line), ("", ""))
+        definition = definition_of(excerpt, kind, question) if role in roles else None
+        # A second one from the same file (a class and its method), or a second module's own summary.
+        if definition is None or found and definition.path != found[0].path and (
+                definition.signature or found[0].signature):
+            break
+        if all(d.name != definition.name for d in found):
+            found.append(definition)
+    return found
+
+
+def render_lead(definitions: list[Definition]) -> str:
+    if not definitions:
+        return ""
+    return "In the code:\n" + "\n".join(d.render() for d in definitions) + "\n\n"
+
+
+def _normal(line: str) -> str:
+    text = PLACE.sub("", LIST_MARK.sub("", line))
+    return re.sub(r"\d+", "#", " ".join(text.lower().split())).strip(" .")
+
+
+def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
+    """The code names, numbers and quoted strings of a sentence found in none of `sources` nor
+    the question: what the sentence claims that its excerpts do not show."""
+    text = PLACE.sub(" ", LIST_MARK.sub("", sentence))
+    known_text = "\n".join(sources) + "\n" + question
+    known = grounding.words(known_text)
+    missing = [name for name in grounding._unit_names(text)
+               if not all(part in known for part in name.split(".") if part)]
+    numbers = set(re.findall(r"\d+(?:\.\d+)?", known_text))
+    missing += [n.lstrip("-") for n in NUMBER.findall(text) if n.lstrip("-") not in numbers]
+    for match in QUOTED.finditer(text):
+        quoted = match.group(1) or match.group(2)
+        if " " in quoted.strip() and quoted not in known_text:
+            missing.append(f'"{quoted}"')
+    return list(dict.fromkeys(missing))
+
+
+class LineChecker:
+    """Takes the answer as CitingStream writes it (citations already as places) and gives back
+    what may be shown, a sentence at a time as each ends: each sentence checked, repeats and a
+    dangling opener left out. Code blocks pass through whole lines at a time."""
+
+    def __init__(self, excerpts: list[grounding.Excerpt], question: str) -> None:
+        self.excerpts = excerpts
+        self.question = question
+        self.pending = ""
+        self.held = ""  # an opening line ending in ":", shown only if something follows it
+        self.seen: set[str] = set()
+        self.in_code = False
+        self.line_kept = ""  # what of the current line was shown
+        self.code_noted = False  # the code block under way is already listed as left out
+        self.shown = 0  # sentences shown
+        self.failed = 0  # sentences left out in a row for what they claim
+        self.done = False  # nothing the model writes from here on would be shown: stop it
+        self.dropped: list[tuple[str, str]] = []  # (sentence, why)
+
+    def feed(self, text: str) -> str:
+        self.pending += text
+        out = []
+        while self.pending:
+            newline = self.pending.find("\n")
+            ended = None if self.in_code or self.pending.lstrip().startswith("`" * 3) else \
+                SENTENCE_END.search(self.pending)
+            if ended and (newline < 0 or ended.start() < newline):
+                sentence, self.pending = self.pending[: ended.start()], self.pending[ended.end():]
+                out.append(self._sentence(sentence))
+            elif newline >= 0:
+                line, self.pending = self.pending[:newline], self.pending[newline + 1:]
+                out.append(self._line_end(line))
+            else:
+                break
+        return "".join(out)
+
+    def close(self) -> str:
+        out = self._line_end(self.pending, last=True) if self.pending else ""
+        self.pending = ""
+        if self.held:
+            self.dropped.append((self.held.strip(), "an opening line with nothing after it"))
+            self.held = ""
+        return out.rstrip("\n") + ("\n" if out.strip() else "")
+
+    def _sources(self, sentence: str) -> list[str]:
+        cited = [e.text + "\n" + e.name for e in self.excerpts if e.place in sentence]
+        return cited or [e.text + "\n" + e.name for e in self.excerpts]
+
+    def _check(self, sentence: str, places: str = "") -> bool:
+        """Whether a sentence may be shown; a sentence that may not is recorded with why."""
+        if not grounding.WORD.search(PLACE.sub("", sentence)):
+            return False
+        key = _normal(sentence)
+        if key in self.seen:
+            self.dropped.append((sentence.strip(), "repeats an earlier sentence"))
+            return False
+        missing = unbacked(sentence, self._sources(sentence + " " + places), self.question)
+        if missing:
+            self.dropped.append((sentence.strip(), "not in the excerpts it cites: " + ", ".join(missing[:3])))
+            self.failed += 1
+            self.done = self.done or self.failed >= MAX_FAILED_IN_A_ROW
+            return False
+        self.seen.add(key)
+        self.shown += 1
+        self.failed = 0
+        return True
+
+    def _sentence(self, sentence: str) -> str:
+        """A sentence that ended with more of its line to come."""
+        if not self._check(sentence):
+            return ""
+        shown = " " + sentence.strip(" ") if self.line_kept else self._release() + sentence
+        self.line_kept += shown
+        return shown
+
+    def _line_end(self, line: str, last: bool = False) -> str:
+        """The rest of a line: its last sentence, and the citation at its end, which backs it."""
+        end = "" if last else "\n"
+        kept_before, self.line_kept = self.line_kept, ""
+        if line.strip().startswith("`" * 3) or self.in_code or CODE_LINE.match(line) and not kept_before:
+            # Code the model writes is either a copy of an excerpt (Sources has it) or made up:
+            # neither is a claim to show. One note for each block.
+            if line.strip().startswith("`" * 3):
+                self.in_code = not self.in_code
+            # Code after an explanation is the model restating the excerpts: nothing more to show.
+            self.done = self.done or bool(self.shown)
+            if not self.code_noted:
+                self.dropped.append((line.strip()[:80], "code: the excerpts are in Sources"))
+                self.code_noted = True
+            return ""
+        self.code_noted = False
+        if not line.strip():
+            return (self._release() + end) if kept_before or not self.held else ("" if not kept_before else end)
+        trailing = TRAILING_PLACE.search(line)
+        places = trailing.group(1).strip() if trailing else ""
+        body = line[: trailing.start()] if trailing else line
+        if body.strip() and self._check(body, places):
+            text = (" " + body.strip(" ") if kept_before else body) + (" " + places if places else "") + \
+                (trailing.group(2) if trailing else "")
+            if not kept_before and PLACE.sub("", text).rstrip().endswith(":") and not last:
+                released = self._release()
+                self.held = text + end
+                return released
+            return self._release() + text + end
+        if kept_before:  # the line's earlier sentences were shown: its citation goes with them
+            cited = places and not TRAILING_PLACE.search(kept_before)
+            return (" " + places if cited else "") + end
+        return ""
+
+    def _release(self) -> str:
+        held, self.held = self.held, ""
+        return held

@@ -1,0 +1,135 @@
+"""The checked answer: the definitions that answer first, built without the model; each
+sentence the model writes held to the excerpts it cites; repeats and dangling openers left out."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
+from codeasst.services import build_services
+from codeasst.tasks import checking, grounding
+from codeasst.tasks.ask import ask, footer_lines
+from tests.conftest import write_tree
+from tests.unit.test_ask_grounding import SHOP
+
+METHOD = '''    def invoke(self, cli, args=None, input=None,
+               catch_exceptions=True):
+        """Invokes a command in an isolated environment. The arguments go
+        to the command."""
+        return self._run(cli, args)
+'''
+GO = '''// Lookup returns the Flag structure of the named flag, returning nil if none exists.
+func (f *FlagSet) Lookup(name string) *Flag {
+	return f.lookup(f.normalizeFlagName(name))
+}
+'''
+
+
+def excerpt(number, path, start, text, name, rank=0):
+    return grounding.Excerpt(number, path, start, start + len(text.splitlines()) - 1, name, text, rank)
+
+
+def test_a_definition_is_listed_with_its_line_signature_and_docstring():
+    found = checking.definition_of(excerpt(1, "src/testing.py", 40, METHOD, "CliRunner.invoke"), "method", "q")
+    assert (found.name, found.line) == ("CliRunner.invoke", 40)
+    assert found.signature == "def invoke(self, cli, args=None, input=None, catch_exceptions=True)"
+    assert found.doc == "Invokes a command in an isolated environment."
+    go = checking.definition_of(excerpt(1, "flag.go", 10, GO, "FlagSet.Lookup"), "method", "q")
+    assert go.line == 11 and go.signature == "func (f *FlagSet) Lookup(name string) *Flag"
+    assert go.doc.startswith("Lookup returns the Flag structure")
+
+
+def test_in_a_whole_file_the_definition_named_like_the_question_is_chosen():
+    text = SHOP["billing/invoice.py"]
+    whole = excerpt(1, "billing/invoice.py", 1, text, "billing.invoice")
+    found = checking.definition_of(whole, "file", "how is the invoice total computed?")
+    assert (found.name, found.line, found.doc) == ("invoice_total", 4, "The invoice total with tax.")
+    assert checking.definition_of(whole, "file", "where are refunds sent?") is None
+    module = excerpt(1, "shop/files.py", 1, '"""Which files get indexed: the rules."""\n\nimport os\n', "shop.files")
+    assert checking.definition_of(module, "module", "q").doc == "Which files get indexed: the rules."
+
+
+def test_no_lead_when_the_best_hit_is_no_definition_or_of_a_role_that_does_not_answer():
+    readme = excerpt(1, "README.md", 1, "# Shop\n\nHow totals work.\n", "README", rank=0)
+    method = excerpt(2, "src/testing.py", 40, METHOD, "CliRunner.invoke", rank=1)
+    kinds = {("README.md", 1): ("section", "docs"), ("src/testing.py", 40): ("method", "implementation")}
+    assert checking.lead([readme, method], kinds, "q") == []
+    method_first = excerpt(2, "src/testing.py", 40, METHOD, "CliRunner.invoke", rank=0)
+    assert [d.name for d in checking.lead([method_first], kinds, "q")] == ["CliRunner.invoke"]
+    as_test = {("src/testing.py", 40): ("method", "test")}
+    assert checking.lead([method_first], as_test, "q") == []
+    assert checking.lead([method_first], as_test, "how is it tested?", {"test", "fixture"})
+    other_file = excerpt(3, "flag.go", 10, GO, "FlagSet.Lookup", rank=1)
+    kinds[("flag.go", 10)] = ("method", "implementation")
+    assert [d.name for d in checking.lead([method_first, other_file], kinds, "q")] == ["CliRunner.invoke"]
+
+
+def run(checker: checking.LineChecker, text: str, piece: int = 5) -> str:
+    out = [checker.feed(text[i:i + piece]) for i in range(0, len(text), piece)]
+    return "".join(out) + checker.close()
+
+
+@pytest.fixture
+def excerpts():
+    return [excerpt(1, "billing/tax.py", 1, SHOP["billing/tax.py"], "billing.tax"),
+            excerpt(2, "billing/invoice.py", 1, SHOP["billing/invoice.py"], "billing.invoice", rank=1)]
+
+
+def test_a_sentence_naming_what_its_excerpt_does_not_show_is_left_out(excerpts):
+    checker = checking.LineChecker(excerpts, "how is VAT added?")
+    text = ("`apply_vat` multiplies the amount by 1 plus `rate` [billing/tax.py:1-3]. "
+            "The default rate is 0.25 [billing/tax.py:1-3].\n"
+            "It raises `TaxError` for a negative amount.\n"
+            "The default rate is 0.2, and `invoice_total` is not in it [billing/tax.py:1-3].\n")
+    shown = run(checker, text)
+    assert shown.splitlines()[0] == "`apply_vat` multiplies the amount by 1 plus `rate` [billing/tax.py:1-3]."
+    assert "TaxError" not in shown and "0.25" not in shown
+    # a name from another excerpt does not back a sentence that cites this one
+    assert "invoice_total" not in shown
+    whys = [why for _, why in checker.dropped]
+    assert any("0.25" in why for why in whys) and any("TaxError" in why for why in whys)
+    assert any("invoice_total" in why for why in whys)
+
+
+def test_repeats_and_an_opener_with_nothing_after_it_are_left_out(excerpts):
+    checker = checking.LineChecker(excerpts, "how is VAT added?")
+    shown = run(checker, "1. `apply_vat` adds VAT [billing/tax.py:1-3].\n2. `apply_vat` adds VAT [billing/tax.py:1-3].\n"
+                         "\nThe steps are as follows:\n")
+    assert shown.count("adds VAT") == 1 and "steps" not in shown
+    assert [why for _, why in checker.dropped] == ["repeats an earlier sentence", "an opening line with nothing after it"]
+    kept = checking.LineChecker(excerpts, "q")
+    assert "It works as follows:" in run(kept, "It works as follows:\n- `apply_vat` adds VAT.\n")
+
+
+def test_code_the_model_writes_is_left_out_with_one_note_a_block(excerpts):
+    checker = checking.LineChecker(excerpts, "how is VAT added?")
+    shown = run(checker, "`apply_vat` adds VAT [billing/tax.py:1-3].\n```python\nx = apply_vat(1)\ny = 2\n```\n"
+                         "    def apply_vat(amount):\n        return amount\n")
+    assert shown == "`apply_vat` adds VAT [billing/tax.py:1-3].\n"
+    assert [why for _, why in checker.dropped] == ["code: the excerpts are in Sources"]
+    assert checker.done  # code after an explanation: the model is stopped
+    lost = checking.LineChecker(excerpts, "q")
+    run(lost, "It uses `Ledger`. It uses `Vault`.\n")
+    assert not lost.done
+    run(lost, "It uses `Bank`.\n")
+    assert lost.done
+    apart = checking.LineChecker(excerpts, "q")
+    run(apart, "```\nx = 1\n```\n`apply_vat` adds VAT.\n    return amount\n")
+    assert [why for _, why in apart.dropped] == ["code: the excerpts are in Sources"] * 2
+
+
+def test_ask_checked_leads_with_the_definition_and_keeps_only_citations_of_what_it_shows(tmp_path):
+    root = tmp_path / "shop"
+    write_tree(root, SHOP)
+    llm = ScriptedLLM(["The total is the sum of each line's price times quantity [1].\n"
+                       "It then calls `TaxEngine.apply` [2].\n"])
+    services = build_services(root, embedder=HashingEmbedder(), llm=llm)
+    answer, stream = ask(services, "how is the invoice total computed?", system="checked")
+    pieces = list(stream)
+    assert pieces[0].startswith("In the code:\n- `invoice_total` at billing/invoice.py:4-")
+    assert "TaxEngine" not in answer.text and answer.left_out and not answer.abstained
+    assert answer.timings["first_token_s"] <= answer.timings["model_first_token_s"]
+    shown_places = {f"{c.path}:{c.start_line}" for c in answer.citations}
+    assert all(place.split(":")[0] in answer.text for place in shown_places)
+    assert not any(c.path == "billing/tax.py" for c in answer.citations)  # its sentence was left out
+    assert any("Left out" in line for line in footer_lines(answer))
