@@ -33,6 +33,10 @@ TRAILING_PLACE = re.compile(r"((?:\s*(?:\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see 
 # An indented line that reads as code, not as a wrapped bullet.
 CODE_LINE = re.compile(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )(?:(?:def|class|return|import|from|if|elif|else|for|while|"
                        r"try|except|with|raise|yield|func|var|let|const)\b|.*[=(){}\[\];])")
+# An error a definition raises or returns: Python's raise, Go's panic, fmt.Errorf and errors.New.
+RAISES = re.compile(r"\braise\s+([A-Z]\w*(?:\.\w+)*)|\b(panic)\(|\b(Errorf)\(|\berrors\.(New)\(")
+STRING = re.compile(r"""[fbrRu]?"((?:[^"\\\n]|\\.){4,})"|[fbrRu]?'((?:[^'\\\n]|\\.){4,})'""")
+MAX_ERRORS = 3
 LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 MAX_LEAD = 2
 # A model whose last sentences all claimed what the excerpts do not show has lost the thread.
@@ -47,12 +51,14 @@ class Definition:
     end_line: int
     signature: str
     doc: str
+    errors: tuple[str, ...] = ()
 
     def render(self) -> str:
         if not self.signature:  # a module: what its own docstring says it is
             return f"- {self.path}:{self.line}-{self.end_line}, as its docstring says: {self.doc}"
         doc = f": {self.doc}" if self.doc else ""
-        return f"- `{self.name}` at {self.path}:{self.line}-{self.end_line}, `{self.signature}`{doc}"
+        errors = f"\n  errors: {'; '.join(self.errors)}" if self.errors else ""
+        return f"- `{self.name}` at {self.path}:{self.line}-{self.end_line}, `{self.signature}`{doc}{errors}"
 
 
 def _first_sentence(text: str, limit: int = 160) -> str:
@@ -84,6 +90,29 @@ def _signature_and_doc(lines: list[str], start: int) -> tuple[str, str]:
             break
         above.insert(0, comment.group(1))
     return signature, _first_sentence(" ".join(above)) if above else ""
+
+
+def errors_of(lines: list[str]) -> tuple[str, ...]:
+    """The errors a definition's code raises or returns, each with the first words of its message
+    (in the statement, or on the lines just before it, where Go builds the message first)."""
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        match = RAISES.search(line)
+        if not match or line.lstrip().startswith(("#", "//", "*")):
+            continue
+        kind = match.group(1) or ("panic" if match.group(2) else "error")
+        # The statement's own lines while its parentheses are open; else a message just assigned.
+        last = i
+        while last < min(i + 3, len(lines) - 1) and " ".join(lines[i:last + 1]).count("(") > \
+                " ".join(lines[i:last + 1]).count(")"):
+            last += 1
+        before = [b for b in lines[max(0, i - 2):i] if re.search(r":=|\w\s*=\s", b) and not RAISES.search(b)]
+        message = STRING.search(" ".join(lines[i:last + 1])) or STRING.search(" ".join(before))
+        text = (message.group(1) or message.group(2)).strip() if message else ""
+        item = f"`{kind}`" + (f' ("{text[:100]}{"..." if len(text) > 100 else ""}")' if text else "")
+        if item not in found:
+            found.append(item)
+    return tuple(found[:MAX_ERRORS])
 
 
 def module_doc(lines: list[str], limit: int = 320) -> str:
@@ -128,7 +157,8 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
     else:
         return None
     signature, doc = _signature_and_doc(lines, start)
-    return Definition(name, excerpt.path, excerpt.start_line + start, end_line, signature, doc)
+    body = lines[start:end_line - excerpt.start_line + 1]
+    return Definition(name, excerpt.path, excerpt.start_line + start, end_line, signature, doc, errors_of(body))
 
 
 def lead(excerpts: list[grounding.Excerpt], kinds: dict[tuple[str, int], tuple[str, str]], question: str,
@@ -161,14 +191,24 @@ def _normal(line: str) -> str:
     return re.sub(r"\d+", "#", " ".join(text.lower().split())).strip(" .")
 
 
+CAMEL = re.compile(r"[a-z][A-Z]")
+
+
+def code_names(text: str) -> set[str]:
+    """The names a sentence uses as code: backticked, dotted or called, and bare words written as
+    code is (`snake_case`, `camelCase`); not a word in capitals, which prose uses too (VAT, JSON)."""
+    bare = {w for w in grounding.WORD.findall(grounding.BACKTICKED.sub(" ", text))
+            if "_" in w.strip("_") or CAMEL.search(w)}
+    return set(grounding.named_identifiers(text)) | bare
+
+
 def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
     """The code names, numbers and quoted strings of a sentence found in none of `sources` nor
     the question: what the sentence claims that its excerpts do not show."""
     text = PLACE.sub(" ", LIST_MARK.sub("", sentence))
     known_text = "\n".join(sources) + "\n" + question
     known = grounding.words(known_text)
-    missing = [name for name in grounding._unit_names(text)
-               if not all(part in known for part in name.split(".") if part)]
+    missing = [name for name in code_names(text) if not all(part in known for part in name.split(".") if part)]
     numbers = set(re.findall(r"\d+(?:\.\d+)?", known_text))
     missing += [n.lstrip("-") for n in NUMBER.findall(text) if n.lstrip("-") not in numbers]
     for match in QUOTED.finditer(text):
@@ -196,9 +236,17 @@ class LineChecker:
         self.failed = 0  # sentences left out in a row for what they claim
         self.done = False  # nothing the model writes from here on would be shown: stop it
         self.dropped: list[tuple[str, str]] = []  # (sentence, why)
+        self.tail = ""  # the last two characters shown
 
     def feed(self, text: str) -> str:
         self.pending += text
+        shown = self._feed()
+        # No blank lines before the first sentence, nor two in a row (where code was left out).
+        shown = re.sub(r"\n{3,}", "\n\n", self.tail + shown)[len(self.tail):] if self.tail else shown.lstrip("\n")
+        self.tail = (self.tail + shown)[-2:]
+        return shown
+
+    def _feed(self) -> str:
         out = []
         while self.pending:
             newline = self.pending.find("\n")
@@ -257,7 +305,8 @@ class LineChecker:
         """The rest of a line: its last sentence, and the citation at its end, which backs it."""
         end = "" if last else "\n"
         kept_before, self.line_kept = self.line_kept, ""
-        if line.strip().startswith("`" * 3) or self.in_code or CODE_LINE.match(line) and not kept_before:
+        code = CODE_LINE.match(line) or self.code_noted and line.startswith(("    ", "\t"))
+        if line.strip().startswith("`" * 3) or self.in_code or code and not kept_before:
             # Code the model writes is either a copy of an excerpt (Sources has it) or made up:
             # neither is a claim to show. One note for each block.
             if line.strip().startswith("`" * 3):

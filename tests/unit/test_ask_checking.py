@@ -29,6 +29,15 @@ def excerpt(number, path, start, text, name, rank=0):
     return grounding.Excerpt(number, path, start, start + len(text.splitlines()) - 1, name, text, rank)
 
 
+def test_the_errors_a_definition_raises_are_listed_with_their_messages():
+    python = ['    if bad:', '        raise ValueError(', '            "The data_key argument collides "', '        )',
+              '    raise TypeError(x)']
+    assert checking.errors_of(python) == ('`ValueError` ("The data_key argument collides")', "`TypeError`")
+    go = ['\tmsg := fmt.Sprintf("unable to redefine %q shorthand", c)', '\tpanic(msg)',
+          '\treturn fmt.Errorf("flag %q must be set", name)', '\t// panic("not this")']
+    assert checking.errors_of(go) == ('`panic` ("unable to redefine %q shorthand")', '`error` ("flag %q must be set")')
+
+
 def test_a_definition_is_listed_with_its_line_signature_and_docstring():
     found = checking.definition_of(excerpt(1, "src/testing.py", 40, METHOD, "CliRunner.invoke"), "method", "q")
     assert (found.name, found.line) == ("CliRunner.invoke", 40)
@@ -113,6 +122,8 @@ def test_code_the_model_writes_is_left_out_with_one_note_a_block(excerpts):
     assert not lost.done
     run(lost, "It uses `Bank`.\n")
     assert lost.done
+    fragment = checking.LineChecker(excerpts, "q")
+    assert run(fragment, "`apply_vat` adds VAT.\n    x = apply_vat(\n        self\n") == "`apply_vat` adds VAT.\n"
     apart = checking.LineChecker(excerpts, "q")
     run(apart, "```\nx = 1\n```\n`apply_vat` adds VAT.\n    return amount\n")
     assert [why for _, why in apart.dropped] == ["code: the excerpts are in Sources"] * 2
