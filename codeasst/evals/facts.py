@@ -6,6 +6,10 @@ in the answer's text, compared case-insensitively with backticks removed and run
 as one space; a form starting with `re:` is a regular expression searched the same way.
 `answerable: false` marks a question the repository does not answer: there the right answer
 is to say so (an abstention), and the row is scored apart.
+
+What is scored is what the answer claims: citations (`path:12-30`, `(see ...)`) are places, not
+claims, and words the answer echoes from the question (a run of 4 or more in the question's own
+order) state nothing the user did not say. Both are taken out before the forms are looked for.
 """
 
 from __future__ import annotations
@@ -29,6 +33,27 @@ def form_found(form: str, normalized: str) -> bool:
 def found(forms: list[str], text: str) -> bool:
     normalized = normal(text)
     return any(form_found(form, normalized) for form in forms)
+
+
+PLACE = re.compile(r"\(see [^)\n]*\)|\[[^\]\n]*:\d+[^\]\n]*\]|(?<![\w/.-])(?:[\w.-]+/)*[\w.-]+\.\w+:\d+(?:-\d+)?")
+ECHO_WORDS = 4
+
+
+def _token(word: str) -> str:
+    return word.strip(".,;:!?\"'()[]").lower()
+
+
+def claims(text: str, question: str) -> str:
+    """The answer without its citations and without the runs of words it echoes from the question."""
+    words = PLACE.sub(" ", text.replace("`", "")).split()
+    asked = [_token(w) for w in question.replace("`", "").split()]
+    runs = {tuple(asked[i:i + ECHO_WORDS]) for i in range(len(asked) - ECHO_WORDS + 1)}
+    echoed = [False] * len(words)
+    tokens = [_token(w) for w in words]
+    for i in range(len(words) - ECHO_WORDS + 1):
+        if tuple(tokens[i:i + ECHO_WORDS]) in runs:
+            echoed[i:i + ECHO_WORDS] = [True] * ECHO_WORDS
+    return " ".join(w for w, gone in zip(words, echoed, strict=True) if not gone)
 
 
 @dataclass
@@ -66,6 +91,7 @@ def check_row(row: dict, where: str) -> None:
 
 
 def score_facts(row: dict, text: str) -> FactScore:
+    text = claims(text, row.get("question", ""))
     facts, wrong = row.get("facts", []), row.get("wrong", [])
     return FactScore(facts=len(facts), stated=[i for i, forms in enumerate(facts) if found(forms, text)],
                      wrong=[i for i, forms in enumerate(wrong) if found(forms, text)],

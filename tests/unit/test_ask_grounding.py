@@ -301,6 +301,17 @@ def test_facts_are_scored_on_their_forms_and_wrong_statements_spoil_an_answer():
     assert summarise([no_key])["correct"] is None
 
 
+def test_a_fact_echoed_from_the_question_or_found_in_a_citation_is_not_stated():
+    from codeasst.evals.facts import score_facts
+
+    row = {"question": "are the min and max bounds inclusive by default?", "facts": [["inclusive by default"]]}
+    assert score_facts(row, "The bounds are inclusive by default.").stated == [0]
+    assert score_facts(row, "It says: are the min and max bounds inclusive by default.").stated == []
+    cited = {"question": "where is a schema looked up?", "facts": [["class_registry"]]}
+    assert score_facts(cited, "It is looked up by name (see src/class_registry.py:1-27).").stated == []
+    assert score_facts(cited, "It is looked up in `class_registry.get_class` [src/fields.py:3-9].").stated == [0]
+
+
 def test_an_unanswerable_row_counts_its_abstention_apart():
     from codeasst.evals.ask import score, summarise
     from codeasst.tasks.ask import Answer
