@@ -69,3 +69,24 @@ def test_bad_input_to_ask_and_eval_ask_is_one_line(make_repo, tmp_path):
     assert_one_line_error(run_cli("eval", "ask", str(rows), check_rc=None), 2, "not a question row")
     rows.write_text('{"repo": "x", "question": "q", "expected": ["a.py"]}\n')
     assert_one_line_error(run_cli("eval", "ask", str(rows), "--systems", "gpt", check_rc=None), 2, "unknown gpt")
+
+
+@pytest.mark.slow
+def test_eval_ask_scores_key_facts_of_both_systems_in_one_run(make_repo, tmp_path):
+    """`eval ask` through the CLI with the real model: a keyed row whose answer the checked
+    system's lead states (the definition's name and its default), scored beside today's answer."""
+    make_repo({"billing/tax.py": "def apply_vat(amount, rate=0.2):\n    \"\"\"Add VAT to an amount.\"\"\"\n"
+                                 "    return amount * (1 + rate)\n",
+               "billing/invoice.py": "from billing.tax import apply_vat\n\n\ndef invoice_total(lines):\n"
+                                     "    return apply_vat(sum(line.price * line.qty for line in lines))\n"},
+              name="shop")
+    rows = tmp_path / "q.jsonl"
+    rows.write_text(json.dumps({"repo": "shop", "question": "Where is VAT added to an amount, and at what rate?",
+                                "expected": ["billing/tax.py"], "facts": [["apply_vat"], ["re:\\b0\\.2\\b", "20%"]],
+                                "wrong": [["invoice_total adds"]], "split": "test"}) + "\n")
+    report = run_json("eval", "ask", str(rows), "--systems", "grounded,checked", cwd=tmp_path)
+    checked, grounded = report["systems"]["checked"], report["systems"]["grounded"]
+    assert checked["keyed"] == grounded["keyed"] == 1 and checked["answers"] == 1
+    assert checked["correct"] == 1.0 and checked["fact_recall"] == 1.0 and checked["on_target"] == 1.0, report
+    assert checked["first_token_s_p50"] < grounded["first_token_s_p50"]
+    assert {"correct", "abstained_where_answerable", "on_target_by_model"} <= set(grounded)
