@@ -132,8 +132,8 @@ def test_code_the_model_writes_is_left_out_with_one_note_a_block(excerpts):
 def test_ask_checked_leads_with_the_definition_and_keeps_only_citations_of_what_it_shows(tmp_path):
     root = tmp_path / "shop"
     write_tree(root, SHOP)
-    llm = ScriptedLLM(["The total is the sum of each line's price times quantity [1].\n"
-                       "It then calls `TaxEngine.apply` [2].\n"])
+    llm = ScriptedLLM([("The total is the sum of each line's price times quantity [1].\n"
+                        "It then calls `TaxEngine.apply` [2].\n")])
     services = build_services(root, embedder=HashingEmbedder(), llm=llm)
     answer, stream = ask(services, "how is the invoice total computed?", system="checked")
     pieces = list(stream)

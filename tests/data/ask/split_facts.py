@@ -5,10 +5,12 @@ alternately into tune and test. Run: python tests/data/ask/split_facts.py IN.jso
 import hashlib
 import json
 import sys
+from pathlib import Path
 
 SEED = "codeasst-issue-26"
 
-rows = [json.loads(line) for path in sys.argv[1:] for line in open(path, encoding="utf-8") if line.strip()]
+rows = [json.loads(line) for path in sys.argv[1:] for line in Path(path).read_text(encoding="utf-8").splitlines()
+        if line.strip()]
 by_repo: dict[str, list[dict]] = {}
 for row in rows:
     by_repo.setdefault(row["repo"], []).append(row)
