@@ -291,20 +291,27 @@ def ask(
             pass
         _emit_json(answer.to_json())
         return
+    last = ""
     for piece in stream:
         sys.stdout.write(piece)
         sys.stdout.flush()
+        last = (last + piece)[-2:]
+    _write_footer(answer, last)
+
+
+def _write_footer(answer, last: str) -> None:
+    """The sources and the rest after an answer whose text ended in `last`, one blank line between."""
     from codeasst.tasks.ask import footer_lines
 
-    sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
+    gap = "\n" * (2 - len(last) + len(last.rstrip("\n")))
+    sys.stdout.write(gap + "\n".join(footer_lines(answer)) + "\n")
 
 
 def _ask_via_server(served, question: str, piped: str | None, system: str, model: str | None, as_json: bool) -> bool:
     """Stream the answer from the running `codeasst serve`, its model warm; the footer is drawn here."""
     from codeasst.serve.client import Unreachable
-    from codeasst.tasks.ask import footer_lines
 
-    answer = None
+    answer, last = None, ""
     lines = served.ask(question, system=system, context=piped, model=model)  # Unreachable here: none came
     try:
         for line in lines:
@@ -313,6 +320,7 @@ def _ask_via_server(served, question: str, piped: str | None, system: str, model
             elif line["type"] == "text" and not as_json:
                 sys.stdout.write(line["text"])
                 sys.stdout.flush()
+                last = (last + line["text"])[-2:]
             elif line["type"] == "answer":
                 answer = {k: v for k, v in line.items() if k != "type"}
     except Unreachable as exc:  # part of the answer is out: working alone would write it twice
@@ -323,7 +331,7 @@ def _ask_via_server(served, question: str, piped: str | None, system: str, model
     if as_json:
         _emit_json(answer)
     else:
-        sys.stdout.write("\n\n" + "\n".join(footer_lines(answer)) + "\n")
+        _write_footer(answer, last)
     return True
 
 

@@ -212,8 +212,8 @@ def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
     numbers = set(re.findall(r"\d+(?:\.\d+)?", known_text))
     missing += [n.lstrip("-") for n in NUMBER.findall(text) if n.lstrip("-") not in numbers]
     for match in QUOTED.finditer(text):
-        quoted = match.group(1) or match.group(2)
-        if " " in quoted.strip() and quoted not in known_text:
+        quoted = (match.group(1) or match.group(2)).strip()
+        if " " in quoted and quoted not in known_text:
             missing.append(f'"{quoted}"')
     return list(dict.fromkeys(missing))
 
