@@ -303,7 +303,7 @@ def _write_footer(answer, last: str) -> None:
     """The sources and the rest after an answer whose text ended in `last`, one blank line between."""
     from codeasst.tasks.ask import footer_lines
 
-    gap = "\n" * (2 - len(last) + len(last.rstrip("\n")))
+    gap = "\n" * (2 - (len(last) - len(last.rstrip("\n"))))
     sys.stdout.write(gap + "\n".join(footer_lines(answer)) + "\n")
 
 

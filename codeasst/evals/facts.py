@@ -35,7 +35,6 @@ def found(forms: list[str], text: str) -> bool:
     return any(form_found(form, normalized) for form in forms)
 
 
-PLACE = re.compile(r"\(see [^)\n]*\)|\[[^\]\n]*:\d+[^\]\n]*\]|(?<![\w/.-])(?:[\w.-]+/)*[\w.-]+\.\w+:\d+(?:-\d+)?")
 ECHO_WORDS = 4
 
 
@@ -45,7 +44,10 @@ def _token(word: str) -> str:
 
 def claims(text: str, question: str) -> str:
     """The answer without its citations and without the runs of words it echoes from the question."""
-    words = PLACE.sub(" ", text.replace("`", "")).split()
+    from codeasst.tasks.ask import CITATION
+    from codeasst.tasks.checking import PLACE
+
+    words = CITATION.sub(" ", PLACE.sub(" ", text.replace("`", ""))).split()
     asked = [_token(w) for w in question.replace("`", "").split()]
     runs = {tuple(asked[i:i + ECHO_WORDS]) for i in range(len(asked) - ECHO_WORDS + 1)}
     echoed = [False] * len(words)

@@ -143,7 +143,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
     # Up to half the budget for piped text: its end, where a log or a trace says what matters.
     piped = stdin_text[-(cfg.context_chars // 2):] if stdin_text else ""
     budget = cfg.context_chars - len(piped)
-    kinds: dict[tuple[str, int], tuple[str, str]] = {}
+    definitions: list[checking.Definition] = []
     if system == "baseline":
         result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
         messages = prompt.load("ask").messages(context=render_context(result.hits, piped), question=bounded)
@@ -151,15 +151,14 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
     else:
         answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget,
                                                     WHOLE_CHARS if system == "checked" else EXCERPT_CHARS)
-        kinds = {(e.path, e.start_line): (result.hits[e.rank].hit.kind, result.hits[e.rank].hit.role)
-                 for e in answer.excerpts}
+        if system == "checked":
+            definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
+                                        intent.WANTED[result.intent])
         ranks = sorted({e.rank for e in answer.excerpts})
         result.hits = [result.hits[r] for r in ranks]
         messages = prompt.load("ask_checked" if system == "checked" else "ask_grounded").messages(
             context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
         shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
-    definitions = (checking.lead(answer.excerpts, kinds, bounded, intent.WANTED[result.intent])
-                   if system == "checked" else [])
     lead_text = checking.render_lead(definitions)
     messages = messages[:1] + _earlier_turns(history) + messages[1:]
     llm = services.llm

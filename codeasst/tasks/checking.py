@@ -29,7 +29,8 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])")
 PLACE = re.compile(r"\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)")
 NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w/])")
 QUOTED = re.compile(r"\"([^\"\n]{3,80})\"|'([^'\n]{3,80})'")
-TRAILING_PLACE = re.compile(r"((?:\s*(?:\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)))+)\s*([.!?]?)\s*$")
+# The citations that end a line, and the stop after them.
+TRAILING_PLACE = re.compile(rf"((?:\s*(?:{PLACE.pattern}))+)\s*([.!?]?)\s*$")
 # An indented line that reads as code, not as a wrapped bullet.
 CODE_LINE = re.compile(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )(?:(?:def|class|return|import|from|if|elif|else|for|while|"
                        r"try|except|with|raise|yield|func|var|let|const)\b|.*[=(){}\[\];])")
@@ -69,7 +70,7 @@ def _first_sentence(text: str, limit: int = 160) -> str:
 
 
 def _signature_and_doc(lines: list[str], start: int) -> tuple[str, str]:
-    """A definition's signature (to the line that opens its body, at most three lines) and its
+    """A definition's signature (to the line that opens its body, at most 13 lines) and its
     doc (a Python docstring after it, or the comment just above it)."""
     end = start
     while end < min(start + 12, len(lines) - 1) and not lines[end].rstrip().endswith((":", "{")):
@@ -161,16 +162,17 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
     return Definition(name, excerpt.path, excerpt.start_line + start, end_line, signature, doc, errors_of(body))
 
 
-def lead(excerpts: list[grounding.Excerpt], kinds: dict[tuple[str, int], tuple[str, str]], question: str,
+def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
          roles: set[str] | frozenset[str] = frozenset({"implementation"})) -> list[Definition]:
     """The definition the best hit shows, and the next hit's when it is in the same file (a class
-    and its method) or both are modules' docstrings, as `kinds` gives each excerpt's (chunk kind, file role) by path and first
-    line. None when the best hit is no definition, or of a role that does not answer (`roles`,
-    from the question's intent): its docs or a test answer better than a definition beside them."""
+    and its method) or both are modules' docstrings; `hits` are retrieval's, by the excerpts'
+    rank, for each chunk's kind and file role. None when the best hit is no definition, or of a
+    role that does not answer (`roles`, from the question's intent): its docs or a test answer
+    better than a definition beside them."""
     found: list[Definition] = []
     for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD]:
-        kind, role = kinds.get((excerpt.path, excerpt.start_line), ("", ""))
-        definition = definition_of(excerpt, kind, question) if role in roles else None
+        hit = hits[excerpt.rank]
+        definition = definition_of(excerpt, hit.kind, question) if hit.role in roles else None
         # A second one from the same file (a class and its method), or a second module's own summary.
         if definition is None or found and definition.path != found[0].path and (
                 definition.signature or found[0].signature):
@@ -220,8 +222,8 @@ def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
 
 class LineChecker:
     """Takes the answer as CitingStream writes it (citations already as places) and gives back
-    what may be shown, a sentence at a time as each ends: each sentence checked, repeats and a
-    dangling opener left out. Code blocks pass through whole lines at a time."""
+    what may be shown, a sentence at a time as each ends: each sentence checked, repeats, a
+    dangling opener and code left out."""
 
     def __init__(self, excerpts: list[grounding.Excerpt], question: str) -> None:
         self.excerpts = excerpts

@@ -3,6 +3,8 @@ sentence the model writes held to the excerpts it cites; repeats and dangling op
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
@@ -61,16 +63,15 @@ def test_in_a_whole_file_the_definition_named_like_the_question_is_chosen():
 def test_no_lead_when_the_best_hit_is_no_definition_or_of_a_role_that_does_not_answer():
     readme = excerpt(1, "README.md", 1, "# Shop\n\nHow totals work.\n", "README", rank=0)
     method = excerpt(2, "src/testing.py", 40, METHOD, "CliRunner.invoke", rank=1)
-    kinds = {("README.md", 1): ("section", "docs"), ("src/testing.py", 40): ("method", "implementation")}
-    assert checking.lead([readme, method], kinds, "q") == []
+    docs, impl, test = (SimpleNamespace(kind=k, role=r) for k, r in (("section", "docs"), ("method", "implementation"),
+                                                                     ("method", "test")))
+    assert checking.lead([readme, method], [docs, impl], "q") == []
     method_first = excerpt(2, "src/testing.py", 40, METHOD, "CliRunner.invoke", rank=0)
-    assert [d.name for d in checking.lead([method_first], kinds, "q")] == ["CliRunner.invoke"]
-    as_test = {("src/testing.py", 40): ("method", "test")}
-    assert checking.lead([method_first], as_test, "q") == []
-    assert checking.lead([method_first], as_test, "how is it tested?", {"test", "fixture"})
+    assert [d.name for d in checking.lead([method_first], [impl], "q")] == ["CliRunner.invoke"]
+    assert checking.lead([method_first], [test], "q") == []
+    assert checking.lead([method_first], [test], "how is it tested?", {"test", "fixture"})
     other_file = excerpt(3, "flag.go", 10, GO, "FlagSet.Lookup", rank=1)
-    kinds[("flag.go", 10)] = ("method", "implementation")
-    assert [d.name for d in checking.lead([method_first, other_file], kinds, "q")] == ["CliRunner.invoke"]
+    assert [d.name for d in checking.lead([method_first, other_file], [impl, impl], "q")] == ["CliRunner.invoke"]
 
 
 def run(checker: checking.LineChecker, text: str, piece: int = 5) -> str:
