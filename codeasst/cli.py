@@ -660,6 +660,8 @@ def eval_retrieval(
                                        "tune figures are in-sample.")] = "all",
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N rows (of the split).")] = None,
     rerank: Annotated[bool, typer.Option("--rerank", help="Also score the LLM rerank stage.")] = False,
+    rows_out: Annotated[Path | None, typer.Option("--rows-out", help="Append each scored row here as it is "
+                                                  "scored (JSONL), so a long run cut short keeps its rows.")] = None,
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -676,7 +678,7 @@ def eval_retrieval(
     report = evaluate(questions.resolve() if questions else None, split=split, limit=limit, flags=flags, model=model,
                       on_row=progress, localize=localize.resolve() if localize else None,
                       repos=[r.strip() for r in repos.split(",") if r.strip()] if repos else None,
-                      checkouts=checkouts)
+                      checkouts=checkouts, rows_out=rows_out)
     if as_json:
         _emit_json(report)
     else:

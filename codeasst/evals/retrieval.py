@@ -32,24 +32,27 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from codeasst import paths
 from codeasst.config import RetrievalSettings
 from codeasst.errors import CodeasstError, UsageError
 from codeasst.index.store import Hit
+from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused, as_fused, present
 from codeasst.retrieve.pipeline import Retrieval, fuse
 from codeasst.services import Services, build_services
 from codeasst.tasks.search import find
 
 RECALL_AT = (1, 3, 5, 10)
-SINGLE = ("dense", "dense-en", "hyde", "rg")
+SINGLE = ("dense", "dense-en", "hyde", "rg", "bm25-chunks")
 # Retrievers of long queries (codeasst.retrieve.reports), scored alone where a row used them.
 LONG_SINGLE = ("named", "definitions", "quotes", "bm25")
 BASELINE = "bm25-files baseline"
-ROLES_OFF = "fused, roles off"  # search before file roles (issue 28), from the same run's rankings
+# Search as it was before issue 28 (no file roles, no BM25 over chunks), from the same run's rankings.
+ROLES_OFF = "fused, before issue 28"
+NO_CHUNK_BM25 = "fused without bm25-chunks"  # this search with roles, less BM25 over chunks
 DEFINITIONS_AT = (1, 5, 10)
 SPLITS = ("tune", "test")
 SPLIT_CHOICES = ("all", *SPLITS)
@@ -124,9 +127,12 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
         stages["dense-en"] = stages["dense"]
     stages["fused"] = result.fused
     long = "bm25" in result.rankings  # only long queries run BM25
+    rest = {k: v for k, v in result.rankings.items() if k != "bm25-chunks"}
     if cfg.roles:
-        # Search as it was before roles: the same rankings, fused, not weighed by role.
-        stages[ROLES_OFF] = fuse(result.rankings, cfg, long)
+        # Search as it was before roles and BM25 over chunks: the other rankings, fused, not weighed by role.
+        stages[ROLES_OFF] = fuse(rest, cfg, long)
+    if "bm25-chunks" in result.rankings:
+        stages[NO_CHUNK_BM25] = intent.weigh(fuse(rest, cfg, long), result.intent) if cfg.roles else fuse(rest, cfg, long)
     if "hyde" in result.rankings:
         stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:
@@ -344,6 +350,13 @@ def repo_dir(spec: str, base: Path) -> Path:
     return dest
 
 
+def scored_rows(path: Path) -> list[Scored]:
+    """The rows an `evaluate(rows_out=path)` run wrote, for `summarise`."""
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Scored(**{**item, "chunks": {k: [tuple(c) for c in v] for k, v in item["chunks"].items()}})
+            for item in items]
+
+
 def summarise(scored: list[Scored]) -> dict:
     """The figures for some rows: per stage, per language and per repository."""
     from codeasst.index.roles import role_of
@@ -420,12 +433,15 @@ def _fused_against(scored: list[Scored]) -> dict[str, dict]:
 
 def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
              model: str | None = None, on_row: Callable[[int, int, dict], None] | None = None,
-             localize: Path | None = None, repos: list[str] | None = None, checkouts: bool = False) -> dict:
+             localize: Path | None = None, repos: list[str] | None = None, checkouts: bool = False,
+             rows_out: Path | None = None) -> dict:
     """Score every row of `split` (the first `limit` of them). The report's top level holds the
     figures for those rows; with `split="all"` on a file that marks splits, `splits` holds each apart.
     `localize`: also the localization set (codeasst.evals.localize), under "localize"; `repos`
     limits it to those packages; `checkouts` runs each report on its repository checked out at
-    its base_commit, tests and docs included, rather than on the installed package."""
+    its base_commit, tests and docs included, rather than on the installed package. `rows_out`: each
+    scored row is appended there as it is scored (JSONL, `Scored`'s fields), so that a long run cut
+    short still leaves what it measured (`scored_rows` reads it back for `summarise`)."""
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
     if path is None and localize is None:
@@ -435,7 +451,7 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
         rows = [row for row in load_rows(path) if split == "all" or row.get("split") == split][:limit]
         if not rows:
             raise UsageError(f"{path}: no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
-        report = _report(rows, split, lambda spec: repo_dir(spec, path.parent), flags, model, on_row)
+        report = _report(rows, split, lambda spec: repo_dir(spec, path.parent), flags, model, on_row, rows_out=rows_out)
     if localize is not None:
         from codeasst.evals.localize import Checkouts, assign_splits, checkout_rows, repo_copy, usable_rows
 
@@ -446,9 +462,9 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
             raise UsageError(f"{localize}: no scorable rows ({dropped or 'none in this split'})")
         if checkouts:
             trees = Checkouts()
-            block = _report(rows, split, trees.tree, flags, model, on_row, switch=trees.switch)
+            block = _report(rows, split, trees.tree, flags, model, on_row, switch=trees.switch, rows_out=rows_out)
         else:
-            block = _report(rows, split, repo_copy, flags, model, on_row)
+            block = _report(rows, split, repo_copy, flags, model, on_row, rows_out=rows_out)
         block["dropped"] = dropped
         block["trees"] = "checkouts at each report's base_commit" if checkouts else "installed packages, no tests"
         report = {**report, "localize": block} if report else {"localize": block}
@@ -456,7 +472,8 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
 
 
 def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags: dict | None, model: str | None,
-            on_row: Callable[[int, int, dict], None] | None, switch: Callable[[dict], bool] | None = None) -> dict:
+            on_row: Callable[[int, int, dict], None] | None, switch: Callable[[dict], bool] | None = None,
+            rows_out: Path | None = None) -> dict:
     """`switch(row)` puts the row's repository at the row's commit, True when that changed the tree:
     the index is then brought up to date before the row is asked."""
     from codeasst.retrieve.bm25 import FileBM25, plain_tokens
@@ -483,6 +500,9 @@ def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags
         item.ranked[BASELINE] = [p for p, _ in baseline_for[row["repo"]].rank(row["question"], 50)]
         item.shown[BASELINE] = item.ranked[BASELINE][: services.settings.retrieval.k]
         scored.append(item)
+        if rows_out is not None:
+            with rows_out.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(asdict(item)) + "\n")
         if on_row:
             on_row(number, len(rows), {"question": row["question"], "top": item.ranked["fused"][:3],
                                        "expected": row["expected"]})
@@ -519,7 +539,7 @@ def _block_lines(title: str, block: dict) -> list[str]:
     for key, label in (("by_repo", "repository"), ("by_answer_role", "role of the answer"), ("by_intent", "intent")):
         groups = block.get(key, {})
         if len(groups) > 1 or (groups and key != "by_repo"):
-            compared = [s for s in ("fused", ROLES_OFF, BASELINE) if s in block["stages"]]
+            compared = [s for s in ("fused", NO_CHUNK_BM25, ROLES_OFF, BASELINE) if s in block["stages"]]
             lines.append(f"by {label}: recall@1 / recall@5 of " + ", ".join(compared))
             for group, entry in groups.items():
                 figures = [f"{s} {entry['stages'][s]['recall@1']:.3f} / {entry['stages'][s]['recall@5']:.3f}"

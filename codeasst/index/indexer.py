@@ -363,6 +363,11 @@ class Indexer:
             manifest.put(touched)
         if todo:
             self._write(todo, manifest, summary, entries)
+        if todo or deleted or summary.rebuilt:
+            # Search's BM25 over chunks counts what changed now, not at the next query.
+            from codeasst.retrieve.bm25 import ChunkBM25
+
+            ChunkBM25.for_store(self.store, self.index_dir).close()
 
         final = manifest.entries()
         meta = {"updated_at": str(time.time()), "roles": ROLES_VERSION}

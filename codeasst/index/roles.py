@@ -16,7 +16,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 # Bump when a rule changes: stored roles are recomputed (no re-embedding).
-ROLES_VERSION = "1"
+ROLES_VERSION = "2"
 ROLES = ("implementation", "test", "fixture", "docs", "example", "benchmark", "config", "generated", "vendored")
 
 _VENDORED_DIRS = {
@@ -80,6 +80,7 @@ _DOC_DIRS = {
 _EXAMPLE_DIRS = {
     "example",
     "examples",
+    "_examples",
     "docs_src",
     "demo",
     "demos",

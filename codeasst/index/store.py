@@ -188,6 +188,23 @@ class ChunkStore:
                 zip(result["ids"][0], result["documents"][0], result["metadatas"][0], result["distances"][0],
                     strict=True)]
 
+    def ids(self) -> list[str]:
+        """Every chunk's id (ids are content hashes: codeasst.index.indexer.chunk_id)."""
+        if self.collection is None:
+            return []
+        with _chroma_errors("read chunk ids"):
+            return self.collection.get(include=[])["ids"]
+
+    def chunks_by_id(self, ids: Sequence[str]) -> list[Hit]:
+        """The chunks with these ids, in their order, with score 0; ids the store lacks are left out."""
+        if not ids or self.collection is None:
+            return []
+        with _chroma_errors("read chunks"):
+            result = self.collection.get(ids=list(ids), include=["documents", "metadatas"])
+        found = {id_: _hit(id_, doc, meta, 0.0)
+                 for id_, doc, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True)}
+        return [found[id_] for id_ in ids if id_ in found]
+
     def chunks_of(self, paths: Sequence[str]) -> list[Hit]:
         """Every chunk of the given files, with score 0."""
         if not paths or self.collection is None:

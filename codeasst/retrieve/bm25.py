@@ -17,6 +17,7 @@ import math
 import os
 import pickle
 import re
+import sqlite3
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CACHE_NAME = "bm25-files.pickle"
+CHUNKS_DB_NAME = "bm25-chunks.sqlite"
 CACHE_VERSION = 1
 K1 = 1.2
 B = 0.75
@@ -134,6 +136,106 @@ class FileBM25:
         that stands for a file in fusion."""
         counts = Counter(self.tokenize(text))
         return sum(self.idf(t) * counts[t] * (K1 + 1) / (counts[t] + K1) for t in query_terms if t in counts)
+
+
+class ChunkBM25:
+    """BM25 over the index's chunks rather than its files, for short questions: a definition whose
+    words are the question's stands out from a file that merely mentions them somewhere.
+
+    The postings live in a SQLite file in the index directory, so a query reads only its own terms'.
+    A chunk's id is a hash of its path, place and text (codeasst.index.indexer.chunk_id): a query
+    lists the store's ids (cheap), counts only the chunks it has not seen and forgets those gone.
+    Where the index directory cannot be written, the postings are kept in memory for the call."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def close(self) -> None:
+        self.db.close()
+
+    @classmethod
+    def for_store(cls, store, cache_dir: Path | None = None) -> ChunkBM25:
+        db = _postings_db(cache_dir / CHUNKS_DB_NAME if cache_dir else None)
+        ids = set(store.ids())
+        known = {row[0] for row in db.execute("SELECT id FROM docs")}
+        gone, new = sorted(known - ids), sorted(ids - known)
+        if gone or new:
+            with db:
+                for start in range(0, len(gone), 500):
+                    batch = gone[start : start + 500]
+                    marks = ",".join("?" * len(batch))
+                    db.execute(f"DELETE FROM docs WHERE id IN ({marks})", batch)
+                    db.execute(f"DELETE FROM postings WHERE id IN ({marks})", batch)
+                for start in range(0, len(new), 2000):  # Chroma reads a bounded batch at a time
+                    hits = store.chunks_by_id(new[start : start + 2000])
+                    counted = [(hit.id, Counter(tokens(hit.text))) for hit in hits]
+                    db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?)",
+                                   [(id_, sum(counts.values())) for id_, counts in counted])
+                    db.executemany("INSERT INTO postings VALUES (?, ?, ?)",
+                                   [(term, id_, n) for id_, counts in counted for term, n in counts.items()])
+        return cls(db)
+
+    def rank(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        """Chunk ids by BM25 score for the query's tokens, best first (ties by id)."""
+        total, avg_length = self.db.execute("SELECT COUNT(*), AVG(length) FROM docs").fetchone()
+        if not total:
+            return []
+        lengths: dict[str, int] = {}
+        scores: dict[str, float] = {}
+        for term, query_count in Counter(tokens(query)).items():
+            postings = self.db.execute("SELECT id, count FROM postings WHERE term = ?", (term,)).fetchall()
+            if not postings:
+                continue
+            idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
+            weight = idf * (1 + math.log(query_count))
+            missing = [id_ for id_, _ in postings if id_ not in lengths]
+            for start in range(0, len(missing), 500):
+                batch = missing[start : start + 500]
+                lengths.update(self.db.execute(f"SELECT id, length FROM docs WHERE id IN ({','.join('?' * len(batch))})",
+                                               batch).fetchall())
+            for id_, count in postings:
+                norm = K1 * (1 - B + B * lengths.get(id_, avg_length) / avg_length)
+                scores[id_] = scores.get(id_, 0.0) + weight * count * (K1 + 1) / (count + norm)
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def _postings_db(path: Path | None) -> sqlite3.Connection:
+    """The postings file at `path`, made anew if damaged or of another version; in memory when
+    there is no path or it cannot be written (the call then counts every chunk)."""
+    for _ in range(2):
+        if path is None:
+            break
+        db = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(path, timeout=10)
+            _postings_schema(db)
+            return db
+        except sqlite3.DatabaseError:
+            try:
+                if db is not None:
+                    db.close()
+                path.unlink()  # a cache: a damaged one is counted again
+            except OSError:
+                break
+        except OSError:
+            break
+    db = sqlite3.connect(":memory:")
+    _postings_schema(db)
+    return db
+
+
+def _postings_schema(db: sqlite3.Connection) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, CACHE_VERSION):
+        raise sqlite3.DatabaseError("postings of another version")
+    db.executescript(f"""
+        CREATE TABLE IF NOT EXISTS docs (id TEXT PRIMARY KEY, length INTEGER);
+        CREATE TABLE IF NOT EXISTS postings (term TEXT, id TEXT, count INTEGER);
+        CREATE INDEX IF NOT EXISTS postings_term ON postings (term);
+        CREATE INDEX IF NOT EXISTS postings_id ON postings (id);
+        PRAGMA user_version = {CACHE_VERSION};
+    """)
 
 
 def _count(path: Path, stat: os.stat_result, tokenize: Callable[[str], list[str]]) -> _Doc | None:

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
 from codeasst.index.store import ChunkStore, Hit
 from codeasst.retrieve import evidence, intent, lexical, reports
+from codeasst.retrieve.bm25 import ChunkBM25
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
 
@@ -154,6 +156,10 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
             named = _named(question, files, store, cfg.depth)
             if named:
                 rankings["named"] = named
+            started = time.perf_counter()
+            with closing(ChunkBM25.for_store(store, sources.index_dir)) as words:
+                rankings["bm25-chunks"] = store.chunks_by_id([id_ for id_, _ in words.rank(question, cfg.depth)])
+            clock.lap("bm25_s", started)
         analysis = pending.result() if pending else None
 
     queries = {}

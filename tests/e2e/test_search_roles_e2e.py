@@ -125,6 +125,8 @@ def test_the_module_that_runs_flake8_outranks_the_tests_and_docs_that_mention_it
                       "tests/test_lint.py": TEST_LINT, "tests/test_cli.py": TEST_CLI, "docs/flake8.md": DOC})
     hits = run_json("search", "where is flake8 run and its output parsed?", "--no-llm", "--repo", str(root))
     assert hits[0]["path"] == "tidy/lint.py", hits
+    # The definition whose words are the question's is found by BM25 over chunks as well as by meaning.
+    assert {"dense", "bm25-chunks"} <= set(hits[0]["sources"]), hits
     roles = {hit["path"]: hit["role"] for hit in hits}
     assert roles["tidy/lint.py"] == "implementation"
     assert {roles.get("tests/test_lint.py"), roles.get("tests/test_cli.py")} <= {"test", None}

@@ -53,3 +53,64 @@ def test_a_broken_cache_is_recounted(tmp_path):
     (tmp_path / "index").mkdir()
     (tmp_path / "index" / bm25.CACHE_NAME).write_bytes(b"not a pickle")
     assert FileBM25.for_files(root, ["a.py"], tmp_path / "index").rank("alpha")[0][0] == "a.py"
+
+
+def _ids(words):
+    return {id_ for (id_,) in words.db.execute("SELECT id FROM docs")}
+
+
+def _indexed(make_repo, files):
+    from codeasst.backends.fake import HashingEmbedder
+    from codeasst.services import build_services
+
+    services = build_services(make_repo(files), embedder=HashingEmbedder())
+    indexer = services.indexer()
+    indexer.run()
+    return services, indexer
+
+
+def test_chunk_bm25_ranks_the_definition_whose_words_the_question_uses(make_repo):
+    # A real Chroma store and tree-sitter chunks: the function that handles the proxy header beats
+    # the files that mention it once, however big.
+    services, indexer = _indexed(make_repo, {
+        "lib/request.py": ("def forwarded_ips(headers):\n    \"\"\"Client addresses from X-Forwarded-For.\"\"\"\n"
+                           "    return [ip.strip() for ip in headers['x-forwarded-for'].split(',')]\n\n\n"
+                           + "".join(f"def helper_{n}(headers):\n" + "    value = headers.get('accept')\n" * 12
+                                     + "    return value\n\n\n" for n in range(6))),
+        "docs/guide.md": "# Guide\n\nBehind a proxy, addresses come from a header.\n\n" + "Unrelated prose. " * 200,
+    })
+    words = bm25.ChunkBM25.for_store(indexer.store, indexer.index_dir)
+    best = indexer.store.chunks_by_id([id_ for id_, _ in words.rank("where are forwarded ips read?", 5)])
+    assert best[0].path == "lib/request.py" and best[0].name.endswith("forwarded_ips")
+
+
+def test_chunk_counts_are_kept_by_chunk_id_and_only_new_chunks_read(make_repo, monkeypatch):
+    services, indexer = _indexed(make_repo, {"a.py": "def alpha():\n    pass\n", "b.py": "def beta():\n    pass\n"})
+    store = indexer.store
+    first = bm25.ChunkBM25.for_store(store, indexer.index_dir)
+    assert (indexer.index_dir / bm25.CHUNKS_DB_NAME).is_file()
+    assert _ids(first) == set(store.ids())
+
+    read = []
+    real = type(store).chunks_by_id
+    monkeypatch.setattr(type(store), "chunks_by_id", lambda self, ids: read.extend(ids) or real(self, ids))
+    again = bm25.ChunkBM25.for_store(store, indexer.index_dir)
+    assert read == [] and _ids(again) == _ids(first)  # nothing new: all from the cache
+
+    (services.repo.root / "a.py").write_text("def gamma():\n    pass\n")
+    services.indexer().run()
+    after = bm25.ChunkBM25.for_store(store, indexer.index_dir)
+    assert len(read) == 1  # the one changed chunk
+    assert _ids(after) == set(store.ids())  # alpha's chunk is forgotten
+    assert [store.chunks_by_id([i])[0].path for i, _ in after.rank("gamma")] == ["a.py"]
+    assert after.rank("alpha") == []
+
+
+def test_damaged_or_unwritable_postings_are_counted_again(make_repo, tmp_path):
+    services, indexer = _indexed(make_repo, {"a.py": "def alpha():\n    pass\n"})
+    (indexer.index_dir / bm25.CHUNKS_DB_NAME).write_bytes(b"not a database at all" * 100)
+    ranked = bm25.ChunkBM25.for_store(indexer.store, indexer.index_dir).rank("alpha")
+    assert [indexer.store.chunks_by_id([i])[0].path for i, _ in ranked] == ["a.py"]
+    unwritable = tmp_path / "no-such-dir-file"
+    unwritable.write_text("a file where a directory should be")
+    assert bm25.ChunkBM25.for_store(indexer.store, unwritable / "sub").rank("alpha")  # in memory

@@ -132,10 +132,12 @@ def test_pipeline_fuses_dense_hyde_and_exact_search(make_repo):
     services = build_services(root, {"retrieval.llm_keywords": True, "retrieval.hyde": True}, embedder=HashingEmbedder(),
                               llm=llm)
     result = search(services, "where is the tax added?", k=3)
-    assert set(result.rankings) == {"dense", "hyde", "rg"}
+    assert set(result.rankings) == {"dense", "hyde", "rg", "bm25-chunks"}
     assert result.hits[0].hit.path in ("billing/tax.py", "billing/invoice.py")
     assert "rg" in result.hits[0].sources
-    assert {"index_update_s", "dense_s", "rg_s", "query_analysis_s"} <= set(result.timings)
+    # The only chunk whose words say "tax" (its import): a path is no word of a chunk.
+    assert [h.path for h in result.rankings["bm25-chunks"]] == ["billing/invoice.py"]
+    assert {"index_update_s", "dense_s", "rg_s", "bm25_s", "query_analysis_s"} <= set(result.timings)
 
 
 def test_places_named_in_piped_text_are_found():

@@ -33,6 +33,7 @@ from codeasst.retrieve.intent import intent_of, weigh
     ("LICENSE", "docs"),
     ("docs/conf.py", "docs"),
     ("examples/auth/index.js", "example"),
+    ("_examples/graceful/main.go", "example"),  # go-chi's: Go skips folders starting with "_"
     ("docs/examples/cache_extension.py", "example"),
     ("docs_src/first_steps/tutorial001.py", "example"),
     ("bench/llm.py", "benchmark"),
