@@ -88,8 +88,8 @@ class RetrievalSettings(_Section):
     weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.2, "rg": 0.1, "bm25-chunks": 0.5,
                                  "stdin-places": 2.0, "stdin-dense": 0.5}
     """Weight of each retriever in rank fusion; `codeasst eval retrieval` is how to choose them.
-    `bm25-chunks` (BM25 over chunks, short questions): 0.5, chosen on the 80 tune rows of
-    tests/data/retrieval/checkouts.jsonl (0.3 to 1.0 all beat leaving it out; docs/benchmarks.md)."""
+    `bm25-chunks` (BM25 over chunks, short questions): 0.5, the best on the 156 tune rows of both
+    question sets; 0.3 to 0.7 score alike there (docs/benchmarks.md, issue 28)."""
 
     roles: bool = True
     """Weigh hits by their file's role for the query's intent: the code over its tests, fixtures

@@ -72,7 +72,7 @@ def _indexed(make_repo, files):
 def test_chunk_bm25_ranks_the_definition_whose_words_the_question_uses(make_repo):
     # A real Chroma store and tree-sitter chunks: the function that handles the proxy header beats
     # the files that mention it once, however big.
-    services, indexer = _indexed(make_repo, {
+    _, indexer = _indexed(make_repo, {
         "lib/request.py": ("def forwarded_ips(headers):\n    \"\"\"Client addresses from X-Forwarded-For.\"\"\"\n"
                            "    return [ip.strip() for ip in headers['x-forwarded-for'].split(',')]\n\n\n"
                            + "".join(f"def helper_{n}(headers):\n" + "    value = headers.get('accept')\n" * 12
@@ -107,7 +107,7 @@ def test_chunk_counts_are_kept_by_chunk_id_and_only_new_chunks_read(make_repo, m
 
 
 def test_damaged_or_unwritable_postings_are_counted_again(make_repo, tmp_path):
-    services, indexer = _indexed(make_repo, {"a.py": "def alpha():\n    pass\n"})
+    _, indexer = _indexed(make_repo, {"a.py": "def alpha():\n    pass\n"})
     (indexer.index_dir / bm25.CHUNKS_DB_NAME).write_bytes(b"not a database at all" * 100)
     ranked = bm25.ChunkBM25.for_store(indexer.store, indexer.index_dir).rank("alpha")
     assert [indexer.store.chunks_by_id([i])[0].path for i, _ in ranked] == ["a.py"]
