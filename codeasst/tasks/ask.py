@@ -153,7 +153,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
                                                     WHOLE_CHARS if system == "checked" else EXCERPT_CHARS)
         if system == "checked":
             definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
-                                        intent.WANTED[result.intent])
+                                        intent.WANTED[result.intent], services.repo.root)
         ranks = sorted({e.rank for e in answer.excerpts})
         result.hits = [result.hits[r] for r in ranks]
         messages = prompt.load("ask_checked" if system == "checked" else "ask_grounded").messages(

@@ -13,7 +13,8 @@ explanation with every sentence held to the excerpt it cites.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from codeasst.tasks import grounding
 
@@ -162,17 +163,42 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
     return Definition(name, excerpt.path, excerpt.start_line + start, end_line, signature, doc, errors_of(body))
 
 
+# How far above a piece of a long definition its first line is looked for.
+MAX_HEAD_LINES = 400
+
+
+def with_head(excerpt: grounding.Excerpt, root: Path) -> grounding.Excerpt | None:
+    """A piece of a long definition (the chunker cuts one into windows that keep its name) from
+    the definition's first line on, read from the file: its signature and doc are the lead's.
+    None when the file no longer shows that definition above the piece."""
+    try:
+        lines = (root / excerpt.path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    name = excerpt.name.rsplit(".", 1)[-1]
+    top = excerpt.start_line - 1
+    for i in range(min(top, len(lines)) - 1, max(top - MAX_HEAD_LINES, 0) - 1, -1):
+        if SIGNATURE_START.match(lines[i]) and name in grounding.DEFINES.findall(lines[i]):
+            end = min(excerpt.end_line, len(lines))
+            return replace(excerpt, start_line=i + 1, end_line=end, text="\n".join(lines[i:end]))
+    return None
+
+
 def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
-         roles: set[str] | frozenset[str] = frozenset({"implementation"})) -> list[Definition]:
+         roles: set[str] | frozenset[str] = frozenset({"implementation"}), root: Path | None = None) -> list[Definition]:
     """The definition the best hit shows, and the next hit's when it is in the same file (a class
     and its method) or both are modules' docstrings; `hits` are retrieval's, by the excerpts'
     rank, for each chunk's kind and file role. None when the best hit is no definition, or of a
     role that does not answer (`roles`, from the question's intent): its docs or a test answer
-    better than a definition beside them."""
+    better than a definition beside them. A hit that is a later piece of a long definition stands
+    for the whole definition, whose start is read under `root`."""
     found: list[Definition] = []
     for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD]:
         hit = hits[excerpt.rank]
         definition = definition_of(excerpt, hit.kind, question) if hit.role in roles else None
+        if definition is None and root is not None and hit.role in roles and hit.kind in DEFINITION_KINDS:
+            head = with_head(excerpt, root)
+            definition = definition_of(head, hit.kind, question) if head else None
         # A second one from the same file (a class and its method), or a second module's own summary.
         if definition is None or found and definition.path != found[0].path and (
                 definition.signature or found[0].signature):

@@ -74,6 +74,29 @@ def test_no_lead_when_the_best_hit_is_no_definition_or_of_a_role_that_does_not_a
     assert [d.name for d in checking.lead([method_first, other_file], [impl, impl], "q")] == ["CliRunner.invoke"]
 
 
+def test_a_later_piece_of_a_long_definition_leads_with_the_definition_read_from_its_file(tmp_path):
+    # The chunker cuts a long function into windows that keep its name; BM25 over chunks often
+    # ranks the piece that holds the docstring's middle first. The lead still shows the function.
+    lines = ["import os", "", "", "def edit(text=None, editor=None):",
+             '    """Edit the given text in the defined editor.', "",
+             "    The editor is found from VISUAL or EDITOR, else a guess per platform.",
+             '    """'] + [f"    step_{n} = {n}" for n in range(40)] + ["    if not editor:",
+                                                                     "        raise UsageError('no editor found')"]
+    (tmp_path / "termui.py").write_text("\n".join(lines) + "\n")
+    start = 7  # the piece starts in the docstring's middle
+    piece = excerpt(1, "termui.py", start, "\n".join(lines[start - 1:]), "termui.edit")
+    impl = SimpleNamespace(kind="function", role="implementation")
+    assert checking.lead([piece], [impl], "how is the editor chosen?") == []  # the piece alone shows no signature
+    [found] = checking.lead([piece], [impl], "how is the editor chosen?", root=tmp_path)
+    assert (found.name, found.line, found.end_line) == ("termui.edit", 4, len(lines))
+    assert found.signature == "def edit(text=None, editor=None)"
+    assert found.doc == "Edit the given text in the defined editor."
+    assert found.errors == ('`UsageError` ("no editor found")',)
+    # A file that no longer shows the definition above the piece gives no lead rather than a wrong one.
+    (tmp_path / "termui.py").write_text("\n".join(["def helper():", *lines[1:3], "    x = 1", *lines[4:]]) + "\n")
+    assert checking.lead([piece], [impl], "how is the editor chosen?", root=tmp_path) == []
+
+
 def run(checker: checking.LineChecker, text: str, piece: int = 5) -> str:
     out = [checker.feed(text[i:i + piece]) for i in range(0, len(text), piece)]
     return "".join(out) + checker.close()
