@@ -190,7 +190,7 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
 
     keywords = analysis.keywords if analysis else identifiers_in(question)
     roles = sources.roles if cfg.roles else None
-    wants = intent.intent_of(analysis.english if analysis and analysis.english.strip() else question)
+    wants = intent.intent_of(analysis.english if analysis and analysis.english.strip() else question, long)
     if keywords and not long:  # a long query's identifiers are searched as clues (reports.py)
         started = time.perf_counter()
         line_hits = lexical.grep(sources.root, files, keywords)

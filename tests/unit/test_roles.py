@@ -78,6 +78,27 @@ def test_intent_of_a_question(question, intent):
     assert intent_of(question) == intent
 
 
+def test_a_long_query_is_read_by_its_first_line():
+    # A bug report's body mentions tests and examples in passing; it asks for the code to fix.
+    report = ("Mod(x**2, x) is not always 0\n\nExample:\n>>> Mod(x**2, x)\n0\n\n"
+              "The test in test_arit.py only checks integers, so the regression tests pass.")
+    assert intent_of(report) == "test"  # read whole, as a short question is
+    assert intent_of(report, long=True) == "implementation"
+    assert intent_of("How is the parser tested?\n" + "DEBUG row qty=0\n" * 50, long=True) == "test"
+
+
+def test_search_reads_a_reports_intent_by_its_first_line(make_repo):
+    from codeasst.backends.fake import HashingEmbedder
+    from codeasst.services import build_services
+    from codeasst.tasks.search import search
+
+    root = make_repo({"calc/mod.py": "def mod(a, b):\n    return a % b\n",
+                      "tests/test_mod.py": "from calc.mod import mod\n\n\ndef test_mod():\n    assert mod(4, 2) == 0\n"})
+    report = "mod(x, y) gives the wrong sign\n\n" + "The test in tests/test_mod.py passes, example below.\n" * 30
+    result = search(build_services(root, embedder=HashingEmbedder()), report, k=3)
+    assert result.intent == "implementation"
+
+
 def _fused(path: str, role: str, score: float) -> Fused:
     return Fused(Hit(path, path, 1, 2, "function", path, "python", "", 0.0, role), score, ("dense",))
 
