@@ -127,12 +127,12 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
         stages["dense-en"] = stages["dense"]
     stages["fused"] = result.fused
     long = "bm25" in result.rankings  # only long queries run BM25
-    rest = {k: v for k, v in result.rankings.items() if k != "bm25-chunks"}
+    # The other rankings fused: search as it was before roles and BM25 over chunks (issue 28).
+    rest = fuse({k: v for k, v in result.rankings.items() if k != "bm25-chunks"}, cfg, long)
     if cfg.roles:
-        # Search as it was before roles and BM25 over chunks: the other rankings, fused, not weighed by role.
-        stages[ROLES_OFF] = fuse(rest, cfg, long)
+        stages[ROLES_OFF] = rest
     if "bm25-chunks" in result.rankings:
-        stages[NO_CHUNK_BM25] = intent.weigh(fuse(rest, cfg, long), result.intent) if cfg.roles else fuse(rest, cfg, long)
+        stages[NO_CHUNK_BM25] = intent.weigh(rest, result.intent) if cfg.roles else rest
     if "hyde" in result.rankings:
         stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:

@@ -112,24 +112,15 @@ class FileBM25:
         return cls(docs)
 
     def idf(self, term: str) -> float:
-        found = len(self.postings.get(term, ()))
-        return math.log(1 + (len(self.docs) - found + 0.5) / (found + 0.5))
+        return _idf(len(self.docs), len(self.postings.get(term, ())))
 
     def rank(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
         """Files by BM25 score for the query's tokens, best first (ties by path)."""
         scores: dict[str, float] = {}
         for term, query_count in Counter(self.tokenize(query)).items():
-            postings = self.postings.get(term)
-            if not postings:
-                continue
-            # A word repeated in the query counts a little more, not in proportion (a pasted
-            # log repeats a line many times).
-            weight = self.idf(term) * (1 + math.log(query_count))
-            for path, count in postings:
-                norm = K1 * (1 - B + B * self.docs[path].length / self.avg_length)
-                scores[path] = scores.get(path, 0.0) + weight * count * (K1 + 1) / (count + norm)
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-        return ranked[:limit]
+            postings = [(path, count, self.docs[path].length) for path, count in self.postings.get(term, ())]
+            _add_term(scores, postings, len(self.docs), self.avg_length, query_count)
+        return _best(scores, limit)
 
     def score_text(self, query_terms: Counter, text: str) -> float:
         """How well one piece of a file (a chunk) matches, with the files' IDF: picks the chunk
@@ -180,46 +171,51 @@ class ChunkBM25:
         total, avg_length = self.db.execute("SELECT COUNT(*), AVG(length) FROM docs").fetchone()
         if not total:
             return []
-        lengths: dict[str, int] = {}
         scores: dict[str, float] = {}
         for term, query_count in Counter(tokens(query)).items():
-            postings = self.db.execute("SELECT id, count FROM postings WHERE term = ?", (term,)).fetchall()
-            if not postings:
-                continue
-            idf = math.log(1 + (total - len(postings) + 0.5) / (len(postings) + 0.5))
-            weight = idf * (1 + math.log(query_count))
-            missing = [id_ for id_, _ in postings if id_ not in lengths]
-            for start in range(0, len(missing), 500):
-                batch = missing[start : start + 500]
-                lengths.update(self.db.execute(f"SELECT id, length FROM docs WHERE id IN ({','.join('?' * len(batch))})",
-                                               batch).fetchall())
-            for id_, count in postings:
-                norm = K1 * (1 - B + B * lengths.get(id_, avg_length) / avg_length)
-                scores[id_] = scores.get(id_, 0.0) + weight * count * (K1 + 1) / (count + norm)
-        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+            postings = self.db.execute("SELECT p.id, p.count, d.length FROM postings p JOIN docs d ON d.id = p.id "
+                                       "WHERE p.term = ?", (term,)).fetchall()
+            _add_term(scores, postings, total, avg_length, query_count)
+        return _best(scores, limit)
+
+
+def _idf(documents: int, found: int) -> float:
+    return math.log(1 + (documents - found + 0.5) / (found + 0.5))
+
+
+def _add_term(scores: dict[str, float], postings: list[tuple[str, int, int]], documents: int, avg_length: float,
+              query_count: int) -> None:
+    """One query term's BM25 share added to each document that has it; `postings`: (document,
+    count, document length). A word repeated in the query counts a little more, not in proportion
+    (a pasted log repeats a line many times)."""
+    weight = _idf(documents, len(postings)) * (1 + math.log(query_count))
+    for key, count, length in postings:
+        norm = K1 * (1 - B + B * length / avg_length)
+        scores[key] = scores.get(key, 0.0) + weight * count * (K1 + 1) / (count + norm)
+
+
+def _best(scores: dict[str, float], limit: int) -> list[tuple[str, float]]:
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
 def _postings_db(path: Path | None) -> sqlite3.Connection:
     """The postings file at `path`, made anew if damaged or of another version; in memory when
     there is no path or it cannot be written (the call then counts every chunk)."""
-    for _ in range(2):
-        if path is None:
-            break
-        db = None
+    for _ in range(2 if path is not None else 0):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, timeout=10)
+        except (OSError, sqlite3.Error):
+            break
+        try:
             _postings_schema(db)
             return db
-        except sqlite3.DatabaseError:
+        except sqlite3.DatabaseError:  # damaged, of another version, or not writable
+            db.close()
             try:
-                if db is not None:
-                    db.close()
-                path.unlink()  # a cache: a damaged one is counted again
+                path.unlink()  # a cache: counted again
             except OSError:
                 break
-        except OSError:
-            break
     db = sqlite3.connect(":memory:")
     _postings_schema(db)
     return db

@@ -195,10 +195,12 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
     found: list[Definition] = []
     for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD]:
         hit = hits[excerpt.rank]
-        definition = definition_of(excerpt, hit.kind, question) if hit.role in roles else None
-        if definition is None and root is not None and hit.role in roles and hit.kind in DEFINITION_KINDS:
-            head = with_head(excerpt, root)
-            definition = definition_of(head, hit.kind, question) if head else None
+        definition = None
+        if hit.role in roles:
+            definition = definition_of(excerpt, hit.kind, question)
+            if definition is None and root is not None and hit.kind in DEFINITION_KINDS:
+                head = with_head(excerpt, root)
+                definition = definition_of(head, hit.kind, question) if head else None
         # A second one from the same file (a class and its method), or a second module's own summary.
         if definition is None or found and definition.path != found[0].path and (
                 definition.signature or found[0].signature):
