@@ -193,6 +193,10 @@ def _index_via_server(served, rebuild: bool, progress) -> dict:
             progress.start(line["files"])
         elif line["type"] == "advance" and progress is not None:
             progress.advance(line["files"], line["chunks"])
+        elif line["type"] == "embedding" and progress is not None:
+            progress.start_embedding(line["chunks"])
+        elif line["type"] == "embedded" and progress is not None:
+            progress.embedded(line["chunks"])
         elif line["type"] == "summary":
             return {k: v for k, v in line.items() if k != "type"}
     raise CodeasstError("codeasst serve stopped before the index run ended",

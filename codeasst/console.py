@@ -12,7 +12,8 @@ def stderr_is_tty() -> bool:
 
 
 class RichProgress:
-    """Files, chunks and chunks/s while indexing; shown only on a terminal."""
+    """Files and chunks while indexing, then chunks/s and the time left while embedding; shown
+    only on a terminal."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -26,10 +27,10 @@ class RichProgress:
         )
 
         self._progress = Progress(
-            TextColumn("Indexing"),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("files  {task.fields[chunks]:,} chunks  {task.fields[rate]:.1f} chunks/s"),
+            TextColumn("{task.fields[unit]}  {task.fields[detail]}"),
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
@@ -39,23 +40,39 @@ class RichProgress:
         self._task = None
         self._chunks = 0
         self._started = 0.0
+        self._running = False
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._task is not None:
+        if self._running:
             self._progress.stop()
 
-    def start(self, files: int) -> None:
-        self._progress.start()
+    def _begin(self, description: str, total: int, unit: str, detail: str) -> None:
+        if not self._running:
+            self._progress.start()
+            self._running = True
+        if self._task is not None:
+            self._progress.remove_task(self._task)
         self._started = time.perf_counter()
-        self._task = self._progress.add_task("index", total=files, chunks=0, rate=0.0)
+        self._chunks = 0
+        self._task = self._progress.add_task(description, total=total, unit=unit, detail=detail)
+
+    def start(self, files: int) -> None:
+        self._begin("Indexing", files, "files", "0 chunks")
 
     def advance(self, files: int = 0, chunks: int = 0) -> None:
         self._chunks += chunks
+        self._progress.update(self._task, advance=files, detail=f"{self._chunks:,} chunks")
+
+    def start_embedding(self, chunks: int) -> None:
+        self._begin("Embedding", chunks, "chunks", "(search answers meanwhile)")
+
+    def embedded(self, chunks: int) -> None:
+        self._chunks += chunks
         rate = self._chunks / max(time.perf_counter() - self._started, 1e-6)
-        self._progress.update(self._task, advance=files, chunks=self._chunks, rate=rate)
+        self._progress.update(self._task, advance=chunks, detail=f"{rate:.1f} chunks/s")
 
 
 class ModelAssemblyProgress:
@@ -85,14 +102,24 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
     lines = []
     if summary["rebuilt"]:
         lines.append(f"Rebuilt the whole index: {summary['rebuilt']}.")
-    rate = summary["chunks_written"] / summary["embed_s"] if summary["embed_s"] else 0.0
+    fresh = summary.get("embedded", 0) - summary.get("vectors_reused", 0)
+    rate = fresh / summary["embed_s"] if summary["embed_s"] and fresh else 0.0
     changes = (f"{summary['added']} added, {summary['changed']} changed, "
                f"{summary['deleted']} deleted, {summary['unchanged']} unchanged")
     lines.append(
         f"Indexed {_plural(summary['files'], 'file')}, {_plural(summary['chunks'], 'chunk')} ({changes}) "
         f"in {summary['elapsed_s']:.1f} s"
-        + (f"; embedded {summary['chunks_written']:,} chunks at {rate:.1f} chunks/s" if rate else "")
+        + (f"; embedded {fresh:,} chunks at {rate:.1f} chunks/s" if rate else "")
     )
+    dense = summary.get("dense") or {}
+    if dense.get("embedded", 0) < dense.get("total", 0):
+        lines.append(f"Not yet embedded: {dense['total'] - dense['embedded']:,} of {dense['total']:,} chunks "
+                     "(search answers from their words meanwhile; the next `codeasst index` resumes)")
+    if summary.get("lexical_only"):
+        lines.append(f"Kept lexical only (found by their words, not embedded): {summary['lexical_only']:,} chunks "
+                     "of fixtures, generated and vendored files")
+    if summary.get("repaired"):
+        lines.append(f"Repaired: {summary['repaired']}; embedded them again.")
     if summary.get("fallbacks"):
         langs = ", ".join(f"{lang} {_plural(n, 'file')}" for lang, n in sorted(summary["fallbacks"].items()))
         lines.append(f"Chunked by line windows because parsing found no structure: {langs}")
@@ -159,8 +186,14 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     lines.append(f"Indexed     {status['files']:,} files, {status['chunks']:,} chunks, "
                  f"updated {ago(status['updated_at'])}")
     lines.append(f"Embedder    {status['embedder']}")
+    dense = status.get("dense") or {}
+    if dense:
+        left = dense["total"] - dense["embedded"]
+        lines.append(f"Embedded    {dense['embedded']:,} of {dense['total']:,} chunks"
+                     + (f" ({left:,} waiting: `codeasst index` or `codeasst serve` embeds them)" if left else "")
+                     + (f"; {status['lexical_only']:,} kept lexical only" if status.get("lexical_only") else ""))
     if status.get("store_problem"):
-        lines.append(f"Broken      {status['store_problem']}: the next `codeasst index` rebuilds it")
+        lines.append(f"Broken      {status['store_problem']}: the next `codeasst index` embeds what is missing")
     stale = status["stale"]
     n = {k: len(v) for k, v in stale.items()}
     if status["settings_changed"]:

@@ -16,7 +16,7 @@ from codeasst.backends.base import LLM, Embedder
 from codeasst.config import LoadedSettings, Settings, load_settings
 from codeasst.index import owner
 from codeasst.index.indexer import Indexer, Progress
-from codeasst.index.store import ChunkStore
+from codeasst.index.vectors import VectorStore
 from codeasst.models import ModelSpec, build_llm, resolve, resolve_complete
 
 if TYPE_CHECKING:
@@ -127,9 +127,9 @@ class Services:
         if not self.serving and not self.settings.store.chroma_url:
             owner.share(self.repo.index_dir)
 
-    def open_store(self) -> ChunkStore:
+    def open_store(self) -> VectorStore:
         self.claim_index()
-        return ChunkStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
+        return VectorStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
 
     def indexer(self, progress: Progress | None = None, on_mismatch: str = "rebuild") -> Indexer:
         self.claim_index()  # an index run may wipe the store's files: never under a server's client

@@ -90,10 +90,16 @@ class _IndexProgress:
         if files:
             self.app.call_from_thread(self._advance, files)
 
-    async def _start(self, files: int) -> None:
+    def start_embedding(self, chunks: int) -> None:
+        self.app.call_from_thread(self._start, chunks, "embedding", "chunk")
+
+    def embedded(self, chunks: int) -> None:
+        self.app.call_from_thread(self._advance, chunks)
+
+    async def _start(self, total: int, doing: str = "indexing", unit: str = "file") -> None:
         await self.finish()
-        self.box = Horizontal(Static(f"indexing {files:,} {'file' if files == 1 else 'files'} ", classes="meta"),
-                              ProgressBar(total=files, show_eta=False), classes="indexing")
+        self.box = Horizontal(Static(f"{doing} {total:,} {unit if total == 1 else unit + 's'} ", classes="meta"),
+                              ProgressBar(total=total, show_eta=False), classes="indexing")
         await self.view.mount(self.box)
 
     def _advance(self, files: int) -> None:

@@ -1,9 +1,13 @@
-"""Bring a repository's index up to date, touching only what changed.
+"""Bring a repository's index up to date, touching only what changed: lexical first, vectors after.
 
-Crash safety: a group of files is written as "delete their old chunks, store
-the new ones, then record them in the manifest". A kill at any point leaves
-the manifest claiming no more than the store holds, and the next run redoes
-the unrecorded files, deleting by path first, so nothing is duplicated or lost.
+A run has two phases. The lexical one chunks every new or changed file and writes its chunks,
+their words and its manifest row in one transaction (codeasst.index.chunkdb): search answers
+from BM25 and exact search as soon as it ends. The dense one then embeds the chunks still
+waiting, those that pay most first (codeasst.index.plan), a group at a time: each group's
+vectors are stored, then its chunks marked embedded. A kill at any point loses at most the
+group under way, whose vectors are kept by text (the manifest's `vectors`), so the next run
+embeds nothing twice; a vector whose chunk is gone never answers, and is dropped when the
+vector store and the manifest are reconciled.
 """
 
 from __future__ import annotations
@@ -22,14 +26,19 @@ from typing import Protocol, Self
 from codeasst.backends.base import Embedder
 from codeasst.config import IndexSettings
 from codeasst.errors import IndexLocked, IndexProblem
-from codeasst.index import chunker
+from codeasst.index import chunker, plan
+from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, NewChunk
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
 from codeasst.index.manifest import Entry, Manifest
 from codeasst.index.roles import ROLES_VERSION, role_of
-from codeasst.index.store import ChunkStore, location_of
+from codeasst.index.store import ChunkStore
+from codeasst.index.vectors import VectorStore, location_of
 
 # Bump when the text fed to the embedder changes shape.
 EMBED_TEXT_VERSION = 1
+# Bump when what the index keeps, or where, changes shape. 2: chunks and their words in the
+# manifest, lexical first (issue 36).
+LAYOUT_VERSION = "2"
 # Vectors kept for texts that come back (a branch switched back, a function moved): at least this many,
 # or twice the index's chunks.
 KEPT_VECTORS = 50_000
@@ -38,6 +47,8 @@ KEPT_VECTORS = 50_000
 class Progress(Protocol):
     def start(self, files: int) -> None: ...
     def advance(self, files: int = 0, chunks: int = 0) -> None: ...
+    def start_embedding(self, chunks: int) -> None: ...
+    def embedded(self, chunks: int) -> None: ...
 
 
 @dataclass
@@ -50,12 +61,17 @@ class IndexSummary:
     deleted: int = 0
     unchanged: int = 0
     chunks_written: int = 0
-    vectors_reused: int = 0  # chunks whose text was embedded before: their vector was kept, not recomputed
+    embedded: int = 0  # chunks given their vector by this run
+    vectors_reused: int = 0  # of those, chunks whose text was embedded before: the vector was kept, not recomputed
+    dense: dict[str, int] = field(default_factory=dict)  # after the run: {"embedded": N, "total": M}
+    lexical_only: int = 0  # chunks the embedding rule keeps lexical (codeasst.index.plan)
     skipped: list[dict[str, str]] = field(default_factory=list)
     rebuilt: str | None = None  # why the whole index was rebuilt, if it was
     fallbacks: dict[str, int] = field(default_factory=dict)  # language -> files chunked by line windows
     elapsed_s: float = 0.0
+    lexical_s: float = 0.0  # until every file's chunks and words were written: search answers from here
     embed_s: float = 0.0
+    repaired: str | None = None  # how the vector store was brought back in line with the manifest
 
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(Counter(item["reason"].split(" (")[0] for item in self.skipped))
@@ -73,7 +89,7 @@ class Staleness:
     deleted: list[str]
 
 
-def embedding_text(chunk: chunker.Chunk) -> str:
+def embedding_text(chunk) -> str:
     """What the embedder sees: where the code lives and what it is called, then the code."""
     return f"{chunk.path} {chunk.name}\n{chunk.text}"
 
@@ -92,7 +108,12 @@ def fingerprint(settings: IndexSettings, embedder_name: str, store: str) -> dict
         "chunk_chars": str(settings.chunk_chars),
         "overlap_lines": str(settings.overlap_lines),
         "embed_text": str(EMBED_TEXT_VERSION),
+        "layout": LAYOUT_VERSION,
     }
+
+
+# A change of these makes the kept vectors wrong; a change of the others leaves them right.
+VECTOR_KEYS = ("embedder", "embed_text")
 
 
 class IndexLock:
@@ -136,7 +157,7 @@ def _sha256(path: Path) -> str:
 
 
 class IndexMismatch(IndexProblem):
-    """The manifest and the vector store disagree: answers from this index would be wrong."""
+    """The manifest and the vector store disagree in a way a run cannot mend by itself."""
 
     def __init__(self, problem: str) -> None:
         super().__init__(f"the index cannot be trusted: {problem}",
@@ -145,43 +166,31 @@ class IndexMismatch(IndexProblem):
 
 
 class Indexer:
-    """`on_mismatch` says what run() does when the manifest and the vector store disagree:
-    "rebuild" them, or "raise" IndexMismatch."""
+    """Brings one repository's index up to date. `embed_limit` (in run()) bounds the dense phase:
+    None embeds every chunk still waiting, N embeds them only when at most N wait (a search
+    answers at once in a big repository and leaves the rest to `codeasst index` or `serve`)."""
 
     def __init__(self, root: Path, index_dir: Path, settings: IndexSettings, embedder: Embedder,
-                 open_store: Callable[[], ChunkStore], progress: Progress | None = None, *,
+                 open_store: Callable[[], VectorStore], progress: Progress | None = None, *,
                  chroma_url: str | None = None, on_mismatch: str = "rebuild") -> None:
         self.root = root
         self.index_dir = index_dir
         self.settings = settings
         self.embedder = embedder
         self._open_store = open_store
-        self._store: ChunkStore | None = None
+        self._store: VectorStore | None = None
         self.progress = progress
         self.location = location_of(chroma_url)
         self.on_mismatch = on_mismatch
         self._kept_vectors = KEPT_VECTORS
+        self.plan = plan.Plan.from_settings(settings)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.index_dir / "manifest.sqlite"
 
     def fingerprint(self) -> dict[str, str]:
         return fingerprint(self.settings, self.embedder.name, self.location)
-
-    def store_problem(self, claimed: int, *, open_store: bool = True) -> str | None:
-        """Why the vector store cannot hold the `claimed` chunks the manifest lists, if it cannot.
-
-        Without `open_store` only what needs no Chroma client is checked (a missing
-        embedded store): a no-op run stays fast."""
-        if not claimed:
-            return None
-        if self.location == "embedded" and not (self.index_dir / "chroma" / "chroma.sqlite3").is_file():
-            return f"the manifest lists {claimed:,} chunks but the embedded vector store in {self.index_dir} is gone"
-        if not open_store and self._store is None:
-            return None
-        if not self.store.exists:
-            return f"the manifest lists {claimed:,} chunks but {self.location} has no collection {self.store.name}"
-        held = self.store.count()
-        if held != claimed:
-            return f"the manifest lists {claimed:,} chunks but {self.location} holds {held:,}"
-        return None
 
     def _store_stamp(self) -> str | None:
         """The embedded store's files, with sizes and mtimes. Chroma rewrites them whenever a
@@ -197,13 +206,13 @@ class Indexer:
             return None
 
     def has_index(self) -> bool:
-        return (self.index_dir / "manifest.sqlite").exists()
+        return self.manifest_path.exists()
 
     def _entries(self) -> dict[str, Entry]:
         """The manifest's entries, read without creating a manifest where there is none."""
         if not self.has_index():
             return {}
-        manifest = Manifest(self.index_dir / "manifest.sqlite")
+        manifest = Manifest(self.manifest_path)
         try:
             return manifest.entries()
         finally:
@@ -213,44 +222,68 @@ class Indexer:
         """The files that hold chunks, as the manifest lists them."""
         return sorted(path for path, entry in self._entries().items() if entry.chunks)
 
-    def verify(self) -> None:
-        """Raise IndexMismatch unless the store holds what the manifest lists (opens the store)."""
-        problem = self.store_problem(sum(e.chunks for e in self._entries().values()))
-        if problem:
-            raise IndexMismatch(problem)
-
     @property
-    def store(self) -> ChunkStore:
+    def store(self) -> VectorStore:
         # Opened only when there is work: a no-op run never pays for importing chromadb.
         if self._store is None:
             self._store = self._open_store()
         return self._store
 
+    def reader(self) -> ChunkStore:
+        """What retrieval reads: the chunks, their words and the vectors embedded so far."""
+        return ChunkStore(self.manifest_path, lambda: self.store)
+
+    def dense(self) -> dict[str, int]:
+        """{"embedded": N, "total": M}: the chunks that have their vector, of those that get one."""
+        if not self.has_index():
+            return {"embedded": 0, "total": 0}
+        manifest = Manifest(self.manifest_path)
+        try:
+            counts = manifest.chunks.counts()
+        finally:
+            manifest.close()
+        return {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
+
+    def store_problem(self, embedded: int) -> str | None:
+        """Why the vector store does not hold the `embedded` vectors the manifest counts, if it does
+        not (opens the store). Mended by the next run, which embeds what is missing again."""
+        if self.location == "embedded" and embedded and not (self.index_dir / "chroma" / "chroma.sqlite3").is_file():
+            return f"the manifest counts {embedded:,} vectors but the embedded vector store in {self.index_dir} is gone"
+        if embedded and not self.store.exists:
+            return f"the manifest counts {embedded:,} vectors but {self.location} has no collection {self.store.name}"
+        held = self.store.count()
+        if held != embedded:
+            return f"the manifest counts {embedded:,} vectors but {self.location} holds {held:,}"
+        return None
+
     def status(self, check_store: bool = False) -> dict:
         """What the index holds and how stale it is, without writing anything. `check_store`
-        also compares the store with the manifest (which opens the store)."""
+        also compares the vector store with the manifest (which opens the store)."""
         entries: dict[str, Entry] = {}
         updated = stored = None
-        if (self.index_dir / "manifest.sqlite").exists():
-            manifest = Manifest(self.index_dir / "manifest.sqlite")
+        counts = {"embedded": 0, "pending": 0, "lexical_only": 0}
+        if self.has_index():
+            manifest = Manifest(self.manifest_path)
             try:
                 entries = manifest.entries()
                 updated = manifest.get_meta("updated_at")
                 stored = manifest.get_meta("fingerprint")
+                counts = manifest.chunks.counts()
             finally:
                 manifest.close()
         stale = self._staleness(entries)
-        chunks = sum(e.chunks for e in entries.values())
         return {
             "root": str(self.root),
             "index_dir": str(self.index_dir),
             "indexed": updated is not None,
             "updated_at": float(updated) if updated else None,
             "files": sum(1 for e in entries.values() if e.chunks),
-            "chunks": chunks,
+            "chunks": sum(e.chunks for e in entries.values()),
+            "dense": {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]},
+            "lexical_only": counts["lexical_only"],
             "skipped": sum(1 for e in entries.values() if e.skipped),
             "fallbacks": _fallbacks(entries),
-            "store_problem": self.store_problem(chunks) if check_store else None,
+            "store_problem": self.store_problem(counts["embedded"]) if check_store and updated else None,
             "settings_changed": bool(stored) and json.loads(stored) != self.fingerprint(),
             "stale": asdict(stale),
         }
@@ -267,17 +300,38 @@ class Indexer:
             deleted=sorted(set(entries) - set(current)),
         )
 
-    def run(self, rebuild: bool = False, verify: bool = False) -> IndexSummary:
-        """`verify` also checks the store's count against the manifest, which opens the
-        store; without it a run that has nothing to write never imports chromadb."""
+    def run(self, rebuild: bool = False, verify: bool = False, embed_limit: int | None = None) -> IndexSummary:
+        """`verify` also checks the vector store against the manifest, which opens the store;
+        without it a run that has nothing to write never imports chromadb."""
         started = time.perf_counter()
         summary = IndexSummary(root=str(self.root))
         with IndexLock(self.index_dir):
             if rebuild:
                 self._wipe()
-            manifest = Manifest(self.index_dir / "manifest.sqlite")
+            manifest = Manifest(self.manifest_path)
             try:
                 self._run(manifest, summary, rebuild, verify)
+                summary.lexical_s = round(time.perf_counter() - started, 3)
+                self._embed(manifest, summary, embed_limit)
+                self._finish(manifest, summary)
+            finally:
+                manifest.close()
+        summary.elapsed_s = round(time.perf_counter() - started, 3)
+        return summary
+
+    def embed_pending(self, groups: int | None = None) -> IndexSummary:
+        """The dense phase alone, for at most `groups` groups (all when None), under the lock for
+        that time only: the server embeds in the background a group at a time, so an index update
+        waits for one group, never for the whole. Raises IndexLocked while another run holds it."""
+        started = time.perf_counter()
+        summary = IndexSummary(root=str(self.root))
+        with IndexLock(self.index_dir):
+            manifest = Manifest(self.manifest_path)
+            try:
+                if manifest.get_meta("fingerprint") is not None:
+                    self._embed(manifest, summary, None, groups)
+                counts = manifest.chunks.counts()
+                summary.dense = {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
             finally:
                 manifest.close()
         summary.elapsed_s = round(time.perf_counter() - started, 3)
@@ -285,13 +339,14 @@ class Indexer:
 
     def _wipe(self) -> None:
         """Remove the local index files whatever state they are in, then empty the collection."""
-        for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm"):
+        for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "bm25-chunks.sqlite"):
             (self.index_dir / name).unlink(missing_ok=True)
         self._store = None  # its client would write to the files deleted next
-        ChunkStore.destroy_local(self.index_dir)
+        VectorStore.destroy_local(self.index_dir)
         self.store.drop()  # for a Chroma server, the only copy lives there
 
     def _run(self, manifest: Manifest, summary: IndexSummary, rebuild: bool, verify: bool) -> None:
+        """The lexical phase: every new or changed file chunked and written, deleted ones dropped."""
         wanted = self.fingerprint()
         stored = manifest.get_meta("fingerprint")
         old = json.loads(stored) if stored is not None else None
@@ -303,23 +358,21 @@ class Indexer:
         elif old is not None and old != wanted:
             changed = sorted(k for k in wanted if old.get(k) != wanted[k])
             summary.rebuilt = "settings changed: " + ", ".join(f"{k} {old.get(k)} -> {wanted[k]}" for k in changed)
-        else:
-            stamp = manifest.get_meta("store_stamp")
-            check = verify and (stamp is None or stamp != self._store_stamp())
-            problem = self.store_problem(sum(e.chunks for e in entries.values()), open_store=check)
-            if problem and self.on_mismatch == "raise":
-                raise IndexMismatch(problem)
-            summary.rebuilt = problem
         if summary.rebuilt and not rebuild:
             if self.location == "embedded":
                 self._store = None  # the store may be damaged or gone: start it afresh
-                ChunkStore.destroy_local(self.index_dir)
+                VectorStore.destroy_local(self.index_dir)
             else:
                 self.store.drop()
                 if old is not None and old["store"] == "embedded":
-                    ChunkStore.destroy_local(self.index_dir)  # the vectors moved to a server
-            manifest.clear()
+                    VectorStore.destroy_local(self.index_dir)  # the vectors moved to a server
+            (self.index_dir / "bm25-chunks.sqlite").unlink(missing_ok=True)  # words lived there before layout 2
+            manifest.clear(vectors=rebuild or any(old.get(k) != wanted[k] for k in VECTOR_KEYS))
             entries = {}
+        elif verify and entries:
+            stamp = manifest.get_meta("store_stamp")
+            if stamp is None or stamp != self._store_stamp():
+                self._reconcile(manifest, summary)
         if stored is None or summary.rebuilt:
             manifest.set_meta({"fingerprint": json.dumps(wanted), "root": str(self.root)})
 
@@ -333,51 +386,51 @@ class Indexer:
         # Roles are not in the vectors: new rules relabel the files without re-embedding them.
         relabel = manifest.get_meta("roles") != ROLES_VERSION
         for path, info in current.items():
-            old = entries.get(path)
-            if old and (old.size, old.mtime_ns) == (info.size, info.mtime_ns):
+            old_entry = entries.get(path)
+            if old_entry and (old_entry.size, old_entry.mtime_ns) == (info.size, info.mtime_ns):
                 summary.unchanged += 1
-                if relabel or old.role is None:
-                    touched.append(replace(old, role=self._role(path)))
+                if relabel or old_entry.role is None:
+                    touched.append(replace(old_entry, role=self._role(path)))
                 continue
             try:
                 digest = _sha256(self.root / path)
             except OSError as exc:
                 summary.skipped.append({"path": path, "reason": f"unreadable: {exc.strerror}"})
                 continue
-            if old and old.sha256 == digest:
-                role = self._role(path) if relabel or old.role is None else old.role
-                touched.append(replace(old, size=info.size, mtime_ns=info.mtime_ns, role=role))
+            if old_entry and old_entry.sha256 == digest:
+                role = self._role(path) if relabel or old_entry.role is None else old_entry.role
+                touched.append(replace(old_entry, size=info.size, mtime_ns=info.mtime_ns, role=role))
                 summary.unchanged += 1
             else:
                 todo.append((info, digest))
-                if old:
+                if old_entry:
                     summary.changed += 1
                 else:
                     summary.added += 1
         summary.deleted = len(deleted)
 
         if deleted:
-            self.store.delete_paths(deleted)
-            manifest.remove(deleted)
+            self._drop_vectors(manifest.remove(deleted))
         if touched:
             manifest.put(touched)
+        if relabel or manifest.get_meta("plan") != self.plan.signature():
+            self._replan(manifest, {p: e for p, e in manifest.entries().items() if e.chunks and p not in deleted})
         if todo:
             self._write(todo, manifest, summary, entries)
-        if todo or deleted or summary.rebuilt:
-            # Search's BM25 over chunks counts what changed now, not at the next query.
-            from codeasst.retrieve.bm25 import ChunkBM25
 
-            ChunkBM25.for_store(self.store, self.index_dir).close()
-
+    def _finish(self, manifest: Manifest, summary: IndexSummary) -> None:
         final = manifest.entries()
-        meta = {"updated_at": str(time.time()), "roles": ROLES_VERSION}
+        meta = {"updated_at": str(time.time()), "roles": ROLES_VERSION, "plan": self.plan.signature()}
+        counts = manifest.chunks.counts()
         if self._store is not None and self.location == "embedded":
             # Opened by this run, written by it or checked against the manifest: they agree now.
-            problem = self.store_problem(sum(e.chunks for e in final.values()))
+            problem = self.store_problem(counts["embedded"])
             meta["store_stamp"] = "" if problem else self._store_stamp() or ""
         manifest.set_meta(meta)
         summary.files = sum(1 for e in final.values() if e.chunks)
         summary.chunks = sum(e.chunks for e in final.values())
+        summary.dense = {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
+        summary.lexical_only = counts["lexical_only"]
         summary.fallbacks = _fallbacks(final)
         # Files skipped for their content stay in the manifest so they are not re-read each run.
         known = {item["path"] for item in summary.skipped}
@@ -385,12 +438,39 @@ class Indexer:
                             if e.skipped and e.path not in known]
         summary.skipped.sort(key=lambda item: item["path"])
 
+    def _reconcile(self, manifest: Manifest, summary: IndexSummary) -> None:
+        """Bring the vector store in line with the manifest: vectors of chunks it no longer holds are
+        dropped, chunks marked embedded whose vector is missing wait for it again (the kept vectors
+        give most of them back without the embedder)."""
+        embedded = manifest.chunks.embedded_ids()
+        if self.store_problem(len(embedded)) is None:
+            return
+        held = set(self.store.ids())
+        orphans, missing = sorted(held - embedded), sorted(embedded - held)
+        self._drop_vectors(orphans)
+        manifest.mark_chunks(missing, PENDING)
+        found = ([f"lacked {len(missing):,} of {len(embedded):,} vectors"] if missing else []) + (
+            [f"held {len(orphans):,} of chunks no longer indexed"] if orphans else [])
+        summary.repaired = "the vector store " + " and ".join(found) if found else None
+
+    def _embeds(self, entry: Entry) -> bool:
+        return self.plan.embeds(entry.path, entry.role, chunker.language_for(entry.path) or "", entry.chunks)
+
+    def _replan(self, manifest: Manifest, entries: dict[str, Entry]) -> None:
+        """Every file's chunks placed by the embedding rule again (its settings or the roles changed)."""
+        decisions: dict[tuple[bool, int], list[str]] = {}
+        for path, entry in entries.items():
+            decisions.setdefault((self._embeds(entry), plan.priority(entry.role)), []).append(path)
+        self._drop_vectors(manifest.replan(decisions))
+
+    def _drop_vectors(self, ids: list[str]) -> None:
+        if ids:
+            self.store.delete_ids(ids)
+
     def _write(self, todo: list[tuple[FileInfo, str]], manifest: Manifest, summary: IndexSummary,
                previous: dict[str, Entry]) -> None:
-        if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
+        if self.progress:
             self.progress.start(len(todo))
-        self.embedder.load()
-        self._kept_vectors = max(KEPT_VECTORS, 2 * sum(e.chunks for e in previous.values()))
         group: list[tuple[Entry, list[chunker.Chunk]]] = []
         pending = 0
         for info, digest in todo:
@@ -435,36 +515,48 @@ class Indexer:
 
     def _flush(self, group: list[tuple[Entry, list[chunker.Chunk]]], manifest: Manifest,
                summary: IndexSummary) -> None:
+        """One group of files' chunks and words written with their rows, in one transaction."""
         if not group:
             return
-        chunks = [c for _, cs in group for c in cs]
-        started = time.perf_counter()
-        advance = (lambda n: self.progress.advance(chunks=n)) if self.progress else None
-        texts = [embedding_text(c) for c in chunks]
-        keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
-        known = manifest.vectors(keys)
-        todo = list({key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items())
-        fresh = self.embedder.embed([text for _, text in todo], progress=advance) if todo else []
-        new = {key: vector for (key, _), vector in zip(todo, fresh, strict=True)}
-        if advance and len(todo) < len(chunks):
-            advance(len(chunks) - len(todo))
-        vectors = [known.get(key) or new[key] for key in keys]
-        summary.vectors_reused += len(chunks) - len(todo)
-        summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)
-        self.store.replace(
-            paths=[entry.path for entry, _ in group],
-            ids=[chunk_id(c) for c in chunks],
-            vectors=vectors,
-            documents=[c.text for c in chunks],
-            metadatas=[
-                {"path": c.path, "language": c.language, "start_line": c.start_line,
-                 "end_line": c.end_line, "kind": c.kind, "name": c.name}
-                for c in chunks
-            ],
-        )
-        manifest.put([entry for entry, _ in group])
-        # Kept only once the chunks are stored: a vector never outlives a failed write unrecorded.
-        manifest.keep_vectors(new, self._kept_vectors)
-        summary.chunks_written += len(chunks)
+        new = [NewChunk(chunk_id(c), c.path, c.start_line, c.end_line, c.kind, c.name, c.language, c.text,
+                        PENDING if self._embeds(entry) else LEXICAL, plan.priority(entry.role))
+               for entry, chunks in group for c in chunks]
+        self._drop_vectors(manifest.write_files([entry for entry, _ in group], new))
+        summary.chunks_written += len(new)
         if self.progress:
-            self.progress.advance(files=len(group))
+            self.progress.advance(files=len(group), chunks=len(new))
+
+    def _embed(self, manifest: Manifest, summary: IndexSummary, limit: int | None,
+               groups: int | None = None) -> None:
+        """The dense phase: chunks waiting for vectors embedded a group at a time, those that pay
+        most first; none when more than `limit` wait."""
+        waiting = manifest.chunks.counts()["pending"]
+        if not waiting or (limit is not None and waiting > limit):
+            return
+        self._kept_vectors = max(KEPT_VECTORS, 2 * manifest.chunks.counts()["chunks"])
+        if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
+            self.progress.start_embedding(waiting)
+        self.embedder.load()
+        started = time.perf_counter()
+        done = 0
+        while groups is None or done < groups:
+            batch = manifest.chunks.pending(self.settings.group_chunks)
+            if not batch:
+                break
+            texts = [embedding_text(c) for c in batch]
+            keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
+            known = manifest.vectors(keys)
+            todo = list({key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items())
+            tell = (lambda n: self.progress.embedded(n)) if self.progress else None
+            fresh = self.embedder.embed([text for _, text in todo], progress=tell) if todo else []
+            new = {key: vector for (key, _), vector in zip(todo, fresh, strict=True)}
+            if tell and len(todo) < len(batch):
+                tell(len(batch) - len(todo))
+            # Kept by text first: a kill between here and the mark below costs no embedding again.
+            manifest.keep_vectors(new, self._kept_vectors)
+            self.store.upsert([c.id for c in batch], [known.get(k) or new[k] for k in keys], [c.path for c in batch])
+            manifest.mark_chunks([c.id for c in batch], EMBEDDED)
+            summary.embedded += len(batch)
+            summary.vectors_reused += len(batch) - len(todo)
+            done += 1
+        summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)

@@ -1,9 +1,10 @@
-"""The manifest: what the index holds, per file (size, mtime, content hash, chunks).
+"""The manifest: what the index holds, per file (size, mtime, content hash, chunks), and the
+chunks themselves with their words (codeasst.index.chunkdb).
 
-It lives in SQLite beside the vectors. A file's row is written only after its
-chunks are stored, so after a crash the manifest never claims more than the
-store has; the indexer deletes a file's old chunks before storing new ones, so
-a re-run cannot leave duplicates.
+It lives in SQLite beside the vectors. A file's row, its chunks and their postings are written
+in one transaction, so after a crash the manifest holds each file wholly or not at all; the
+vector store holds a vector only for a chunk the manifest marks embedded, and the indexer
+reconciles the two when they disagree.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeasst.errors import IndexCorrupt
+from codeasst.index import chunkdb
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ _MIGRATIONS = [
     "ALTER TABLE files ADD COLUMN fallback INTEGER NOT NULL DEFAULT 0;",
     "ALTER TABLE files ADD COLUMN role TEXT;",
     "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB, used REAL);",
+    chunkdb.SCHEMA,
 ]
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
@@ -58,6 +61,7 @@ class Manifest:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None
+        self.chunks = chunkdb.ChunkTable(self._db)
 
     def _migrate(self) -> None:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
@@ -75,21 +79,53 @@ class Manifest:
 
     def put(self, entries: list[Entry]) -> None:
         with self._transaction():
-            self._db.executemany(
-                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped, int(e.fallback), e.role)
-                 for e in entries],
-            )
+            self._put(entries)
 
-    def remove(self, paths: list[str]) -> None:
+    def _put(self, entries: list[Entry]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped, int(e.fallback), e.role) for e in entries],
+        )
+
+    def write_files(self, entries: list[Entry], chunks: list[chunkdb.NewChunk]) -> list[str]:
+        """Replace these files' rows and chunks in one transaction; the ids of the vectors that no
+        chunk of theirs has any longer (to drop from the vector store)."""
+        new_ids = {c.id for c in chunks}
         with self._transaction():
-            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+            old = set(self.chunks.remove_paths([e.path for e in entries]))
+            self.chunks.add(chunks, old)
+            self._put(entries)
+        return sorted(old - new_ids)
 
-    def clear(self) -> None:
+    def remove(self, paths: list[str]) -> list[str]:
+        """Forget these files and their chunks; the ids of the vectors to drop."""
+        with self._transaction():
+            gone = self.chunks.remove_paths(paths)
+            self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+        return gone
+
+    def replan(self, decisions: dict[tuple[bool, int], list[str]]) -> list[str]:
+        """Files' chunks moved in or out of the embedding plan, by (embeds, priority) -> paths, in
+        one transaction; the ids of the vectors to drop."""
+        dropped: list[str] = []
+        with self._transaction():
+            for (embeds, priority), paths in decisions.items():
+                dropped += self.chunks.replan(paths, embeds, priority)
+        return dropped
+
+    def mark_chunks(self, ids: Sequence[str], state: int) -> None:
+        with self._transaction():
+            self.chunks.mark(ids, state)
+
+    def clear(self, vectors: bool = True) -> None:
+        """Forget every file and chunk; the kept vectors too unless `vectors` is False (they are
+        keyed by their text, so a rebuild with the same embedder may reuse them)."""
         with self._transaction():
             self._db.execute("DELETE FROM files")
             self._db.execute("DELETE FROM meta")
-            self._db.execute("DELETE FROM vectors")
+            self.chunks.clear()
+            if vectors:
+                self._db.execute("DELETE FROM vectors")
 
     def vectors(self, keys: Sequence[str]) -> dict[str, list[float]]:
         """The kept vectors of these embedded texts (by key), marked as used now."""

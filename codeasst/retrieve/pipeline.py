@@ -13,7 +13,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,7 +22,6 @@ from codeasst.index.chunker import language_for
 from codeasst.index.indexer import IndexSummary
 from codeasst.index.store import ChunkStore, Hit
 from codeasst.retrieve import evidence, intent, lexical, reports
-from codeasst.retrieve.bm25 import ChunkBM25
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
 
@@ -45,6 +43,7 @@ class Retrieval:
     reranked: list[Fused] | None = None
     notes: list[str] = field(default_factory=list)  # things the user should know, e.g. a stale index
     intent: str = "implementation"  # what the query wants (codeasst.retrieve.intent)
+    dense: dict[str, int] | None = None  # {"embedded": N, "total": M}: how much of the index dense search saw
 
 
 @dataclass
@@ -157,8 +156,7 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
             if named:
                 rankings["named"] = named
             started = time.perf_counter()
-            with closing(ChunkBM25.for_store(store, sources.index_dir)) as words:
-                rankings["bm25-chunks"] = store.chunks_by_id([id_ for id_, _ in words.rank(question, cfg.depth)])
+            rankings["bm25-chunks"] = store.bm25(question, cfg.depth)
             clock.lap("bm25_s", started)
         analysis = pending.result() if pending else None
 
@@ -194,8 +192,10 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
     if keywords and not long:  # a long query's identifiers are searched as clues (reports.py)
         started = time.perf_counter()
         line_hits = lexical.grep(sources.root, files, keywords)
-        matched = sorted({h.path for h in line_hits})
-        rankings["rg"] = lexical.rank_chunks(line_hits, store.chunks_of(matched), len(files))[: cfg.depth]
+        spans = store.spans_of(sorted({h.path for h in line_hits}))
+        ranked = lexical.rank_chunks(line_hits, spans, len(files))[: cfg.depth]
+        found = {h.id: h for h in store.chunks_by_id([h.id for h in ranked])}  # only the texts that rank
+        rankings["rg"] = [replace(found[h.id], score=h.score) for h in ranked if h.id in found]
         clock.lap("rg_s", started)
 
     started = time.perf_counter()

@@ -364,7 +364,8 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         def run() -> dict:
             result = find(state.asker(body.model), body.query, body.k, use_llm=not body.no_llm, context=body.context)
             return {"query": body.query, "hits": hits_json(result.hits), "timings": result.timings,
-                    "notes": result.notes, "index": result.index.to_json() if result.index else None}
+                    "notes": result.notes, "index": result.index.to_json() if result.index else None,
+                    "dense": result.dense}
 
         if body.no_llm:  # retrieval alone needs no turn of the model
             reply = run()
@@ -408,6 +409,12 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
                 def advance(self, files: int = 0, chunks: int = 0) -> None:
                     emit_quietly({"type": "advance", "files": files, "chunks": chunks})
+
+                def start_embedding(self, chunks: int) -> None:
+                    emit_quietly({"type": "embedding", "chunks": chunks})
+
+                def embedded(self, chunks: int) -> None:
+                    emit_quietly({"type": "embedded", "chunks": chunks})
 
             def emit_quietly(item: dict) -> None:
                 # The run goes on if its client leaves: a finished index is worth having, and

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from codeasst.errors import IndexLocked, UsageError
 from codeasst.index import owner
-from codeasst.serve import discovery
+from codeasst.serve import background, discovery
 from codeasst.serve.guard import is_loopback
 from codeasst.services import Services
 
@@ -66,6 +66,7 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
     bound = sock.getsockname()[1]
     app = create_app(services, token, port=bound, bound=host)
     state = app.state.codeasst
+    background.start(services, lambda: state.stopping)  # vectors for what the lexical phase left waiting
     # Clients connect over loopback when the server listens on every interface.
     connect = "127.0.0.1" if host == "0.0.0.0" else "::1" if host == "::" else host
     url = f"http://{'[' + connect + ']' if ':' in connect else connect}:{bound}"

@@ -90,6 +90,7 @@ class Answer:
             "abstained": self.abstained,
             "left_out": [{"text": text, "why": why} for text, why in self.left_out],
             "timings": self.timings,
+            "dense": self.retrieval.dense if self.retrieval else None,
         }
 
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 
 from codeasst.backends.base import LLM
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
-from codeasst.index.indexer import Indexer, IndexMismatch, IndexSummary, Progress
+from codeasst.index.indexer import Indexer, IndexSummary, Progress
 from codeasst.retrieve import evidence
 from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.pipeline import Retrieval, Sources, retrieve
@@ -34,8 +35,7 @@ def search(services: Services, query: str, k: int | None = None, use_llm: bool =
 def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
          context: str | None = None, full_analysis: bool = True, update_index: bool = True,
          interactive: bool = False, progress: Progress | None = None) -> Retrieval:
-    """Retrieval for search and ask. `interactive`: a person is watching (a terminal), so a
-    broken index is rebuilt with progress rather than refused."""
+    """Retrieval for search and ask. `interactive`: a person is watching (a terminal)."""
     question = evidence.clean(question)
     if not question.strip():
         raise UsageError("the question is empty")
@@ -49,12 +49,10 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
         llm = services.llm if use_llm else None
         loading: Future | None = pool.submit(llm.load) if llm is not None else None
         started = time.perf_counter()
-        indexer = services.indexer(progress, on_mismatch="raise")
+        indexer = services.indexer(progress)
         summary = None
         if update_index:
-            summary, indexer = _update(services, indexer, interactive, progress, notes)
-        else:
-            indexer.verify()
+            summary = _update(services, indexer, progress, notes)
         timings["index_update_s"] = round(time.perf_counter() - started, 3)
         roles = indexer.roles()  # every file that holds chunks
         files = sorted(roles)
@@ -67,33 +65,41 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
             loading.result()  # re-raises a failed load
             return llm
 
-        sources = Sources(root=services.repo.root, files=files, store=indexer.store,
-                          embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
-                          settings=services.settings.retrieval, index_dir=indexer.index_dir, roles=roles)
-        result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
+        with closing(indexer.reader()) as store:
+            dense = store.dense()
+            if dense["embedded"] < dense["total"]:
+                notes.append(dense_note(dense))
+            sources = Sources(root=services.repo.root, files=files, store=store,
+                              embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
+                              settings=services.settings.retrieval, index_dir=indexer.index_dir, roles=roles)
+            result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
     result.index = summary
     result.notes = notes
+    result.dense = dense
     return result
 
 
-def _update(services: Services, indexer: Indexer, interactive: bool, progress: Progress | None,
-            notes: list[str]) -> tuple[IndexSummary | None, Indexer]:
-    """The index brought up to date and checked against its store, and the indexer holding that store."""
+def dense_note(dense: dict[str, int]) -> str:
+    """What a search says, once, while vectors are missing: dense search saw only part of the code."""
+    return (f"not yet embedded: dense search covers {dense['embedded']:,} of {dense['total']:,} chunks, "
+            f"words and exact matches cover all; `codeasst index` (or a running `codeasst serve`) embeds the rest")
+
+
+def _update(services: Services, indexer: Indexer, progress: Progress | None,
+            notes: list[str]) -> IndexSummary | None:
+    """The index brought up to date: every file's chunks and words, and their vectors when few wait."""
     if not indexer.has_index():
         services.note(f"no index for {services.repo.root} yet: indexing it first (later runs only "
                       f"update what changed)")
     try:
-        return indexer.run(verify=True), indexer
+        summary = indexer.run(verify=True, embed_limit=services.settings.index.search_embed_limit)
     except IndexLocked:
-        # Another process is updating the index; the last complete state is still searchable.
-        notes.append("the index is being updated by another process; searching it as it was")
-        return None, indexer
-    except IndexMismatch as exc:
-        if not interactive:
-            raise
-        services.note(f"{exc.problem}; rebuilding the index")
-        rebuilder = services.indexer(progress)
-        return rebuilder.run(rebuild=True), rebuilder
+        # Another process is updating the index; what it has written so far is searchable.
+        notes.append("the index is being updated by another process; searching it as it is")
+        return None
+    if summary.repaired:
+        services.note(f"{summary.repaired}; mended")
+    return summary
 
 
 def index_status(services: Services) -> dict:

@@ -124,7 +124,7 @@ CASES = [
     Case("search", "an unreachable Chroma server", 4, lambda p: ["x", "--no-llm", "-C", p.repo],
          "cannot reach the Chroma server", env=NO_STORE),
     Case("search", "the index busy: searched as it was", 0, lambda p: ["total", "--no-llm", "-C", p.repo],
-         "searching it as it was", locked=True, indexed=True),
+         "searching it as it is", locked=True, indexed=True),
 
     Case("ask", "an empty question", 2, lambda p: ["  ", "-C", p.repo], "the question is empty"),
     Case("ask", "no question and nothing piped", 2, lambda p: ["-C", p.repo], "give a QUESTION"),

@@ -55,10 +55,6 @@ def test_a_broken_cache_is_recounted(tmp_path):
     assert FileBM25.for_files(root, ["a.py"], tmp_path / "index").rank("alpha")[0][0] == "a.py"
 
 
-def _ids(words):
-    return {id_ for (id_,) in words.db.execute("SELECT id FROM docs")}
-
-
 def _indexed(make_repo, files):
     from codeasst.backends.fake import HashingEmbedder
     from codeasst.services import build_services
@@ -79,38 +75,39 @@ def test_chunk_bm25_ranks_the_definition_whose_words_the_question_uses(make_repo
                                      + "    return value\n\n\n" for n in range(6))),
         "docs/guide.md": "# Guide\n\nBehind a proxy, addresses come from a header.\n\n" + "Unrelated prose. " * 200,
     })
-    words = bm25.ChunkBM25.for_store(indexer.store, indexer.index_dir)
-    best = indexer.store.chunks_by_id([id_ for id_, _ in words.rank("where are forwarded ips read?", 5)])
+    best = indexer.reader().bm25("where are forwarded ips read?", 5)
     assert best[0].path == "lib/request.py" and best[0].name.endswith("forwarded_ips")
 
 
-def test_chunk_counts_are_kept_by_chunk_id_and_only_new_chunks_read(make_repo, monkeypatch):
-    services, indexer = _indexed(make_repo, {"a.py": "def alpha():\n    pass\n", "b.py": "def beta():\n    pass\n"})
-    store = indexer.store
-    first = bm25.ChunkBM25.for_store(store, indexer.index_dir)
-    assert (indexer.index_dir / bm25.CHUNKS_DB_NAME).is_file()
-    assert _ids(first) == set(store.ids())
+def test_postings_are_written_with_the_chunks_before_any_vector_and_follow_each_change(make_repo):
+    from codeasst.backends.fake import HashingEmbedder
+    from codeasst.services import build_services
 
-    read = []
-    real = type(store).chunks_by_id
-    monkeypatch.setattr(type(store), "chunks_by_id", lambda self, ids: read.extend(ids) or real(self, ids))
-    again = bm25.ChunkBM25.for_store(store, indexer.index_dir)
-    assert read == [] and _ids(again) == _ids(first)  # nothing new: all from the cache
+    root = make_repo({"a.py": "def alpha():\n    pass\n", "b.py": "def beta():\n    pass\n"})
+    embedder = HashingEmbedder()
+    services = build_services(root, embedder=embedder)
+    lexical = services.indexer().run(embed_limit=0)  # the lexical phase alone
+    assert not embedder.calls and lexical.dense == {"embedded": 0, "total": 2}
+    store = services.indexer().reader()
+    assert [h.path for h in store.bm25("alpha", 5)] == ["a.py"]
+    assert store.query(embedder._vector("alpha"), 5) == [], "nothing embedded: dense finds nothing, and says so"
 
-    (services.repo.root / "a.py").write_text("def gamma():\n    pass\n")
+    (root / "a.py").write_text("def gamma():\n    pass\n")
     services.indexer().run()
-    after = bm25.ChunkBM25.for_store(store, indexer.index_dir)
-    assert len(read) == 1  # the one changed chunk
-    assert _ids(after) == set(store.ids())  # alpha's chunk is forgotten
-    assert [store.chunks_by_id([i])[0].path for i, _ in after.rank("gamma")] == ["a.py"]
-    assert after.rank("alpha") == []
+    store = services.indexer().reader()
+    assert [h.path for h in store.bm25("gamma", 5)] == ["a.py"]
+    assert store.bm25("alpha", 5) == []
+    db = store.table.db
+    assert db.execute("SELECT COUNT(*) FROM postings WHERE n NOT IN (SELECT n FROM chunks)").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 2
 
 
-def test_damaged_or_unwritable_postings_are_counted_again(make_repo, tmp_path):
-    _, indexer = _indexed(make_repo, {"a.py": "def alpha():\n    pass\n"})
-    (indexer.index_dir / bm25.CHUNKS_DB_NAME).write_bytes(b"not a database at all" * 100)
-    ranked = bm25.ChunkBM25.for_store(indexer.store, indexer.index_dir).rank("alpha")
-    assert [indexer.store.chunks_by_id([i])[0].path for i, _ in ranked] == ["a.py"]
-    unwritable = tmp_path / "no-such-dir-file"
-    unwritable.write_text("a file where a directory should be")
-    assert bm25.ChunkBM25.for_store(indexer.store, unwritable / "sub").rank("alpha")  # in memory
+def test_reads_by_id_and_by_file_are_batched_past_sqlites_variable_limit(make_repo):
+    files = {f"pkg/m{i}.py": f"def fn_{i}():\n    return 'shared word'\n" for i in range(1200)}
+    _, indexer = _indexed(make_repo, files)
+    store = indexer.reader()
+    spans = store.spans_of(sorted(files))
+    assert len(spans) == 1200 and all(h.text == "" for h in spans)
+    assert len(store.chunks_by_id([h.id for h in spans])) == 1200
+    assert len(store.chunks_of(sorted(files))) == 1200
+    assert len(store.bm25("shared word", 50)) == 50

@@ -10,7 +10,7 @@ from chromadb.api.client import SharedSystemClient
 
 from codeasst.backends.fake import HashingEmbedder
 from codeasst.errors import IndexCorrupt, IndexLocked
-from codeasst.index.indexer import IndexLock, IndexMismatch
+from codeasst.index.indexer import IndexLock
 from codeasst.services import build_services
 
 SOURCE = {
@@ -52,7 +52,9 @@ def test_incremental_runs_touch_only_what_changed(make_repo):
     assert (deleted.deleted, deleted.files) == (1, 3)
     store = services_for(root).open_store()
     assert store.count() == deleted.chunks
-    assert not store.ids_for("web/main.ts")
+    chunks = services_for(root).indexer().reader()
+    assert not chunks.chunks_of(["web/main.ts"]), "a deleted file's chunks are gone"
+    assert set(store.ids()) == {c.id for c in chunks.chunks_of(["app/models.py", "app/views.py", "README.md"])}
 
 
 def test_changing_chunker_settings_rebuilds_with_a_reason(make_repo):
@@ -132,7 +134,7 @@ def test_a_version_1_manifest_is_migrated_in_place(tmp_path):
     try:
         (entry,) = manifest.entries().values()
         assert (entry.path, entry.chunks, entry.fallback, entry.role) == ("a.py", 3, False, None)
-        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == 5
     finally:
         manifest.close()
 
@@ -169,26 +171,34 @@ def test_a_switch_of_store_is_a_change_of_fingerprint(make_repo):
     assert server.fingerprint()["store"] == "http://127.0.0.1:9"
 
 
-def test_a_store_that_lost_chunks_is_caught_and_an_untouched_one_is_not_reopened(make_repo):
+def test_a_store_that_lost_vectors_is_mended_from_kept_vectors_and_an_untouched_one_is_not_reopened(make_repo):
     root = make_repo(SOURCE)
-    built = services_for(root).indexer().run(verify=True)
+    embedder = HashingEmbedder()
+    built = services_for(root, embedder).indexer().run(verify=True)
 
-    quiet = services_for(root).indexer()
-    assert quiet.run(verify=True).rebuilt is None
+    quiet = services_for(root, embedder).indexer()
+    assert quiet.run(verify=True).repaired is None
     assert quiet._store is None, "a store nobody touched since it was last checked is not reopened"
 
+    lost = [c.id for c in services_for(root).indexer().reader().chunks_of(["app/models.py"])]
     store = services_for(root).open_store()
-    store.delete_paths(["app/models.py"])  # behind codeasst's back: the manifest still lists them
+    store.delete_ids(lost)  # behind codeasst's back: the manifest still counts them embedded
     SharedSystemClient.clear_system_cache()
-    checked = services_for(root).indexer()
-    summary = checked.run(verify=True)
-    assert summary.rebuilt.endswith(f"lists {built.chunks} chunks but embedded holds {built.chunks - 1}")
-    assert summary.chunks == built.chunks == services_for(root).open_store().count()
+    embedder.calls.clear()
+    summary = services_for(root, embedder).indexer().run(verify=True)
+    assert summary.repaired == f"the vector store lacked {len(lost)} of {built.chunks} vectors"
+    assert summary.embedded == summary.vectors_reused == len(lost) and not embedder.calls, "kept vectors, no model"
 
-    services_for(root).open_store().delete_paths(["web/main.ts"])
+    services_for(root).open_store().upsert(["stray"], [embedder._vector("stray")], ["gone.py"])  # a vector of no chunk
     SharedSystemClient.clear_system_cache()
-    with pytest.raises(IndexMismatch):
-        services_for(root).indexer(on_mismatch="raise").run(verify=True)
+    summary = services_for(root, embedder).indexer().run(verify=True)
+    assert summary.repaired == "the vector store held 1 of chunks no longer indexed"
+    assert "stray" not in services_for(root).open_store().ids()
+    assert set(services_for(root).open_store().ids()) == {c.id for c in
+                                                          services_for(root).indexer().reader().chunks_of(
+                                                              ["app/models.py", "app/views.py", "web/main.ts",
+                                                               "README.md"])}
+    assert summary.dense == {"embedded": built.chunks, "total": built.chunks}
 
 
 def test_a_text_embedded_before_keeps_its_vector(make_repo):
@@ -205,14 +215,14 @@ def test_a_text_embedded_before_keeps_its_vector(make_repo):
     embedder.calls.clear()
     edited = services_for(root, embedder).indexer().run()
     assert edited.chunks_written == first.chunks - 1  # every chunk of the changed file is rewritten
-    assert sum(embedder.calls) == 1  # only the edited function's text is new
-    assert edited.vectors_reused == edited.chunks_written - 1
+    assert sum(embedder.calls) == 1 and edited.embedded == 1  # only the edited function's text is new
+    assert edited.vectors_reused == 0
 
     (root / "app/steps.py").write_text(big)  # switched back
     embedder.calls.clear()
     back = services_for(root, embedder).indexer().run()
-    assert sum(embedder.calls) == 0 and back.vectors_reused == back.chunks_written
-    store = services_for(root).open_store()
+    assert sum(embedder.calls) == 0 and back.embedded == back.vectors_reused == 1
+    store = services_for(root).indexer().reader()
     (chunk,) = [c for c in store.chunks_of(["app/steps.py"]) if c.name.endswith("step_3")]
     hit = store.query(embedder._vector(f"{chunk.path} {chunk.name}\n{chunk.text}"), 1)[0]
     assert hit.id == chunk.id and hit.score > 0.999

@@ -1,0 +1,196 @@
+"""The index's chunks and their BM25 postings, in the manifest's SQLite database.
+
+Lexical first: a file's chunks, their words and its manifest row are written in one
+transaction, before anything is embedded, so search answers from BM25 and exact search the
+moment a file is chunked. Each chunk then waits for its vector (`state`): pending, embedded
+(its vector is in the vector store), or lexical only (codeasst.index.plan says its vector
+does not pay). A kill at any point leaves every file either wholly in or wholly out.
+
+Every read is bounded: by ids or paths in batches under SQLite's variable limit, or by a
+LIMIT, never by how many chunks a word matches.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from codeasst.index import words
+
+PENDING, EMBEDDED, LEXICAL = 0, 1, 2
+BATCH = 500  # ids or paths per statement: far under SQLite's variable limit (32,766; 999 before 3.32)
+
+SCHEMA = """
+    CREATE TABLE IF NOT EXISTS chunks (
+        n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, start_line INTEGER,
+        end_line INTEGER, kind TEXT, name TEXT, language TEXT, text TEXT, length INTEGER,
+        state INTEGER NOT NULL, priority INTEGER NOT NULL DEFAULT 0);
+    CREATE INDEX IF NOT EXISTS chunks_path ON chunks (path);
+    CREATE INDEX IF NOT EXISTS chunks_state ON chunks (state, priority, n);
+    CREATE TABLE IF NOT EXISTS postings (
+        term TEXT NOT NULL, n INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (term, n)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS postings_n ON postings (n);
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    language: str
+    text: str
+    score: float  # cosine similarity for dense hits, higher is closer; 0 where read by id or path
+    role: str = "implementation"  # the file's role (codeasst.index.roles), filled in by retrieval
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    """A chunk as the indexer writes it."""
+
+    id: str
+    path: str
+    start_line: int
+    end_line: int
+    kind: str
+    name: str
+    language: str
+    text: str
+    state: int  # PENDING or LEXICAL
+    priority: int = 0  # lower is embedded sooner
+
+
+_COLUMNS = "id, path, start_line, end_line, kind, name, language, text"
+
+
+def _hit(row: tuple) -> Hit:
+    return Hit(*row, score=0.0)
+
+
+def batched(items: Sequence, size: int = BATCH) -> Iterator[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class ChunkTable:
+    """The chunks and postings tables of one index database (`db`, owned by the caller, who
+    also opens and closes the transactions of writes)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    # -- writes (inside the caller's transaction) ------------------------------------------
+
+    def remove_paths(self, paths: Sequence[str]) -> list[str]:
+        """Drop every chunk of `paths` and its postings; the ids of those that had vectors."""
+        embedded: list[str] = []
+        for batch in batched(list(paths)):
+            marks = ",".join("?" * len(batch))
+            embedded += [row[0] for row in self.db.execute(
+                f"SELECT id FROM chunks WHERE state = {EMBEDDED} AND path IN ({marks})", batch)]
+            self.db.execute(f"DELETE FROM postings WHERE n IN (SELECT n FROM chunks WHERE path IN ({marks}))", batch)
+            self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
+        return embedded
+
+    def add(self, chunks: Iterable[NewChunk], embedded: set[str]) -> None:
+        """Store new chunks with their words; those whose id is in `embedded` (a chunk unchanged
+        in a changed file, whose vector is still in the store) keep their vector."""
+        for chunk in chunks:
+            counts = Counter(words.tokens(chunk.text))
+            state = EMBEDDED if chunk.id in embedded and chunk.state == PENDING else chunk.state
+            cursor = self.db.execute(
+                "INSERT INTO chunks (id, path, start_line, end_line, kind, name, language, text, length, state, "
+                "priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name, chunk.language,
+                 chunk.text, sum(counts.values()), state, chunk.priority))
+            n = cursor.lastrowid
+            self.db.executemany("INSERT INTO postings VALUES (?, ?, ?)",
+                                [(term, n, count) for term, count in counts.items()])
+
+    def replan(self, paths: Sequence[str], embeds: bool, priority: int) -> list[str]:
+        """These files' chunks moved into the plan (waiting for vectors, those they have kept) or
+        out of it (lexical only); the ids of the vectors that no longer pay."""
+        dropped: list[str] = []
+        for batch in batched(list(paths)):
+            marks = ",".join("?" * len(batch))
+            if embeds:
+                self.db.execute(f"UPDATE chunks SET state = {PENDING} WHERE state = {LEXICAL} AND path IN ({marks})",
+                                batch)
+            else:
+                dropped += [row[0] for row in self.db.execute(
+                    f"SELECT id FROM chunks WHERE state = {EMBEDDED} AND path IN ({marks})", batch)]
+                self.db.execute(f"UPDATE chunks SET state = {LEXICAL} WHERE path IN ({marks})", batch)
+            self.db.execute(f"UPDATE chunks SET priority = ? WHERE path IN ({marks})", [priority, *batch])
+        return dropped
+
+    def mark(self, ids: Sequence[str], state: int) -> None:
+        for batch in batched(list(ids)):
+            self.db.execute(f"UPDATE chunks SET state = ? WHERE id IN ({','.join('?' * len(batch))})",
+                            [state, *batch])
+
+    def clear(self) -> None:
+        self.db.execute("DELETE FROM postings")
+        self.db.execute("DELETE FROM chunks")
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def pending(self, limit: int) -> list[Hit]:
+        """Up to `limit` chunks waiting for their vectors, those that pay most first."""
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM chunks WHERE state = {PENDING} "
+                               "ORDER BY priority, n LIMIT ?", (limit,))
+        return [_hit(row) for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Chunks in all, embedded, waiting for a vector, and kept lexical only."""
+        found = dict(self.db.execute("SELECT state, COUNT(*) FROM chunks GROUP BY state").fetchall())
+        return {"chunks": sum(found.values()), "embedded": found.get(EMBEDDED, 0),
+                "pending": found.get(PENDING, 0), "lexical_only": found.get(LEXICAL, 0)}
+
+    def embedded_ids(self) -> set[str]:
+        return {row[0] for row in self.db.execute(f"SELECT id FROM chunks WHERE state = {EMBEDDED}")}
+
+    def by_id(self, ids: Sequence[str], embedded_only: bool = False) -> dict[str, Hit]:
+        """The chunks with these ids (those the index holds), by id."""
+        where = f" AND state = {EMBEDDED}" if embedded_only else ""
+        found: dict[str, Hit] = {}
+        for batch in batched(list(dict.fromkeys(ids))):
+            rows = self.db.execute(f"SELECT {_COLUMNS} FROM chunks WHERE id IN ({','.join('?' * len(batch))}){where}",
+                                   batch)
+            found.update((row[0], _hit(row)) for row in rows)
+        return found
+
+    def of_paths(self, paths: Sequence[str]) -> list[Hit]:
+        """Every chunk of these files, in file and line order."""
+        found: list[Hit] = []
+        for batch in batched(sorted(set(paths))):
+            found += [_hit(row) for row in self.db.execute(
+                f"SELECT {_COLUMNS} FROM chunks WHERE path IN ({','.join('?' * len(batch))}) "
+                "ORDER BY path, start_line, n", batch)]
+        return found
+
+    def spans_of(self, paths: Sequence[str]) -> list[Hit]:
+        """Every chunk of these files without its text (""): where a line hit falls, read cheaply
+        however many files a word is in."""
+        found: list[Hit] = []
+        for batch in batched(sorted(set(paths))):
+            found += [_hit(row) for row in self.db.execute(
+                "SELECT id, path, start_line, end_line, kind, name, language, '' FROM chunks "
+                f"WHERE path IN ({','.join('?' * len(batch))}) ORDER BY path, start_line, n", batch)]
+        return found
+
+    def rank(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        """Chunk ids by BM25 score for the query's tokens, best first (ties by id)."""
+        total, avg_length = self.db.execute("SELECT COUNT(*), AVG(length) FROM chunks").fetchone()
+        if not total:
+            return []
+        scores: dict[str, float] = {}
+        for term, query_count in Counter(words.tokens(query)).items():
+            postings = self.db.execute("SELECT c.id, p.count, c.length FROM postings p JOIN chunks c ON c.n = p.n "
+                                       "WHERE p.term = ?", (term,)).fetchall()
+            words.add_term(scores, postings, total, avg_length or 1.0, query_count)
+        return words.best(scores, limit)

@@ -1,0 +1,43 @@
+"""The server's dense phase: vectors for the chunks an index update left waiting, embedded in the
+background a group at a time while the server answers from what is there.
+
+Each group takes the index lock for itself alone, so an index update or a search that brings the
+index up to date waits for one group (a few seconds), never for the whole embedding. A kill loses
+at most the group under way (codeasst.index.indexer).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from codeasst.errors import CodeasstError, IndexLocked
+from codeasst.services import Services
+
+log = logging.getLogger("codeasst.serve")
+IDLE_S = 2.0  # how often an idle server looks for chunks waiting for vectors
+BUSY_S = 0.5  # how long it waits for another run's lock
+FAILED_S = 30.0  # after an error (a full disk, a store gone), before it tries again
+
+
+def start(services: Services, stopping: Callable[[], bool]) -> threading.Thread:
+    """Embed in a daemon thread until `stopping()`; returns the thread."""
+    wake = threading.Event()
+
+    def loop() -> None:
+        while not stopping():
+            try:
+                summary = services.indexer().embed_pending(groups=1)
+                pause = 0.0 if summary.embedded else IDLE_S
+            except IndexLocked:
+                pause = BUSY_S
+            except CodeasstError as exc:  # the foreground reports the same problem to whoever asks
+                log.warning("background embedding paused: %s", exc.one_line())
+                pause = FAILED_S
+            if pause:
+                wake.wait(pause)
+
+    thread = threading.Thread(target=loop, name="codeasst-embed", daemon=True)
+    thread.start()
+    return thread
