@@ -666,6 +666,11 @@ def eval_retrieval(
     rerank: Annotated[bool, typer.Option("--rerank", help="Also score the LLM rerank stage.")] = False,
     rows_out: Annotated[Path | None, typer.Option("--rows-out", help="Append each scored row here as it is "
                                                   "scored (JSONL), so a long run cut short keeps its rows.")] = None,
+    embedding_rules: Annotated[bool, typer.Option("--embedding-rules", help="Embed every chunk, and score each "
+                                                  "candidate rule of which chunks get vectors (and none: lexical "
+                                                  "only) as a stage, with the chunks each embeds.")] = False,
+    lexical_only: Annotated[bool, typer.Option("--lexical-only", help="Embed nothing: search as it answers in a "
+                                               "big repository before its vectors are done.")] = False,
     model: ModelOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -682,7 +687,8 @@ def eval_retrieval(
     report = evaluate(questions.resolve() if questions else None, split=split, limit=limit, flags=flags, model=model,
                       on_row=progress, localize=localize.resolve() if localize else None,
                       repos=[r.strip() for r in repos.split(",") if r.strip()] if repos else None,
-                      checkouts=checkouts, rows_out=rows_out)
+                      checkouts=checkouts, rows_out=rows_out, embedding_rules=embedding_rules,
+                      lexical_only=lexical_only)
     if as_json:
         _emit_json(report)
     else:

@@ -62,6 +62,9 @@ class EmbedderSettings(_Section):
     batch_size: int = 32
     """Texts per forward pass of the embedder."""
 
+    gpu_batch_size: int = 1024
+    """Texts per forward pass where the index embedder runs on a GPU (chosen on an H200: docs/benchmarks.md)."""
+
     device: str = "auto"
     """'auto', 'cpu', 'cuda' or 'mps'."""
 

@@ -61,14 +61,19 @@ class Services:
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The index embedder: onnxruntime unless embedder.index_runtime is 'torch' or the model's
-        pooling cannot be exported faithfully. Built without importing either runtime."""
+        """The index embedder: on a GPU torch's (sentence-transformers on CUDA, fp32); else onnxruntime,
+        unless embedder.index_runtime is 'torch' or the model's pooling cannot be exported faithfully.
+        Built without importing either runtime (but for torch where an NVIDIA driver is loaded)."""
         if self._embedder is not None:
             return self._embedder
         from codeasst.backends.onnx_export import exportable
-        from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
+        from codeasst.backends.sentence_tf import SentenceTransformerEmbedder, cuda_available
 
         cfg = self.settings.embedder
+        if cfg.device in ("auto", "cuda") and cfg.index_runtime == "onnx" and cuda_available():
+            # docs/benchmarks.md (issue 36): MiniLM on CUDA through torch outruns onnxruntime on the CPU by far.
+            return SentenceTransformerEmbedder(cfg.model, "cuda", max(cfg.batch_size, cfg.gpu_batch_size),
+                                               cfg.max_seq_length)
         torch_embedder = SentenceTransformerEmbedder(cfg.model, cfg.device, cfg.batch_size, cfg.max_seq_length)
         if cfg.index_runtime == "torch" or not exportable(torch_embedder.path):
             return torch_embedder

@@ -35,6 +35,18 @@ def resolve_model(spec: str) -> Path:
     return path
 
 
+def cuda_available() -> bool:
+    """Whether torch can run on an NVIDIA GPU here. Importing torch costs seconds, so it is imported
+    only where a driver is loaded; the CPU wheel codeasst pins then says no."""
+    if not (Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidiactl").exists()):
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
 def _device(requested: str) -> str:
     if requested != "auto":
         return requested

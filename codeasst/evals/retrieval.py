@@ -116,7 +116,8 @@ def ranked_files(hits: list[Hit]) -> list[str]:
     return list(dict.fromkeys(hit.path for hit in hits))
 
 
-def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused]]:
+def stages_of(result: Retrieval, cfg: RetrievalSettings,
+              lexical: dict[str, set[str]] | None = None) -> dict[str, list[Fused]]:
     """Each stage's ranking in fused form: every retriever that ran alone, fused, fused without
     HyDE (what skipping it would cost), and reranked. A retriever the pipeline skipped on this
     query (HyDE and rg on a long one) is no stage of it: "not run" is not a ranking that found
@@ -137,13 +138,18 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings) -> dict[str, list[Fused
         stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:
         stages["reranked"] = result.reranked
+    if lexical is not None:  # eval retrieval --embedding-rules
+        from codeasst.evals import embedding_rules
+
+        stages.update(embedding_rules.stages(result, cfg, lexical))
     return stages
 
 
-def score(row: dict, result: Retrieval, cfg: RetrievalSettings, seconds: float) -> Scored:
+def score(row: dict, result: Retrieval, cfg: RetrievalSettings, seconds: float,
+          lexical: dict[str, set[str]] | None = None) -> Scored:
     """What each stage that ran on this row shows a user, and how it ranks every file."""
     shown, ranked, chunks = {}, {}, {}
-    for stage, ranking in stages_of(result, cfg).items():
+    for stage, ranking in stages_of(result, cfg, lexical).items():
         shown[stage] = ranked_files([f.hit for f in present(ranking, cfg.k, cfg.per_file, cfg.min_score_ratio)])
         ranked[stage] = ranked_files([f.hit for f in ranking])
         chunks[stage] = [(f.hit.path, f.hit.name) for f in ranking[: max(DEFINITIONS_AT)]]
@@ -434,14 +440,22 @@ def _fused_against(scored: list[Scored]) -> dict[str, dict]:
 def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None, flags: dict | None = None,
              model: str | None = None, on_row: Callable[[int, int, dict], None] | None = None,
              localize: Path | None = None, repos: list[str] | None = None, checkouts: bool = False,
-             rows_out: Path | None = None) -> dict:
+             rows_out: Path | None = None, embedding_rules: bool = False, lexical_only: bool = False) -> dict:
     """Score every row of `split` (the first `limit` of them). The report's top level holds the
     figures for those rows; with `split="all"` on a file that marks splits, `splits` holds each apart.
     `localize`: also the localization set (codeasst.evals.localize), under "localize"; `repos`
     limits it to those packages; `checkouts` runs each report on its repository checked out at
     its base_commit, tests and docs included, rather than on the installed package. `rows_out`: each
     scored row is appended there as it is scored (JSONL, `Scored`'s fields), so that a long run cut
-    short still leaves what it measured (`scored_rows` reads it back for `summarise`)."""
+    short still leaves what it measured (`scored_rows` reads it back for `summarise`). `embedding_rules`:
+    every chunk embedded, and each candidate rule of which chunks get vectors scored as a stage of
+    its own (codeasst.evals.embedding_rules), with the chunks it embeds under "embedding_rules".
+    `lexical_only`: nothing embedded, as search answers in a big repository before `codeasst index`
+    or `serve` has embedded anything (its dense rankings are then empty)."""
+    if embedding_rules:
+        from codeasst.evals.embedding_rules import EMBED_ALL
+
+        flags = {**(flags or {}), **EMBED_ALL}
     if split not in SPLIT_CHOICES:
         raise UsageError(f"--split must be one of {', '.join(SPLIT_CHOICES)}, not {split!r}")
     if path is None and localize is None:
@@ -451,7 +465,8 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
         rows = [row for row in load_rows(path) if split == "all" or row.get("split") == split][:limit]
         if not rows:
             raise UsageError(f"{path}: no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
-        report = _report(rows, split, lambda spec: repo_dir(spec, path.parent), flags, model, on_row, rows_out=rows_out)
+        report = _report(rows, split, lambda spec: repo_dir(spec, path.parent), flags, model, on_row, rows_out=rows_out,
+                         rules=embedding_rules, lexical_only=lexical_only)
     if localize is not None:
         from codeasst.evals.localize import Checkouts, assign_splits, checkout_rows, repo_copy, usable_rows
 
@@ -462,9 +477,11 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
             raise UsageError(f"{localize}: no scorable rows ({dropped or 'none in this split'})")
         if checkouts:
             trees = Checkouts()
-            block = _report(rows, split, trees.tree, flags, model, on_row, switch=trees.switch, rows_out=rows_out)
+            block = _report(rows, split, trees.tree, flags, model, on_row, switch=trees.switch, rows_out=rows_out,
+                            rules=embedding_rules, lexical_only=lexical_only)
         else:
-            block = _report(rows, split, repo_copy, flags, model, on_row, rows_out=rows_out)
+            block = _report(rows, split, repo_copy, flags, model, on_row, rows_out=rows_out, rules=embedding_rules,
+                            lexical_only=lexical_only)
         block["dropped"] = dropped
         block["trees"] = "checkouts at each report's base_commit" if checkouts else "installed packages, no tests"
         report = {**report, "localize": block} if report else {"localize": block}
@@ -473,13 +490,16 @@ def evaluate(path: Path | None, *, split: str = "all", limit: int | None = None,
 
 def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags: dict | None, model: str | None,
             on_row: Callable[[int, int, dict], None] | None, switch: Callable[[dict], bool] | None = None,
-            rows_out: Path | None = None) -> dict:
+            rows_out: Path | None = None, rules: bool = False, lexical_only: bool = False) -> dict:
     """`switch(row)` puts the row's repository at the row's commit, True when that changed the tree:
     the index is then brought up to date before the row is asked."""
+    from codeasst.evals import embedding_rules
     from codeasst.retrieve.bm25 import FileBM25, plain_tokens
 
     services_for: dict[str, Services] = {}
     baseline_for: dict[str, FileBM25] = {}
+    lexical_for: dict[str, dict[str, set[str]]] = {}
+    embedded_for: dict[str, dict[str, dict[str, int]]] = {}
     scored: list[Scored] = []
     for number, row in enumerate(rows, start=1):
         moved = switch(row) if switch else False
@@ -488,14 +508,18 @@ def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags
                 services_for[row["repo"]] = build_services(repo_for(row["repo"]), flags, model=model)
             services = services_for[row["repo"]]
             indexer = services.indexer()
-            indexer.run()
+            indexer.run(embed_limit=0 if lexical_only else None)
             baseline_for[row["repo"]] = FileBM25.for_files(services.repo.root, indexer.indexed_files(),
                                                            tokenize=plain_tokens)
+            if rules:
+                entries = indexer._entries()
+                lexical_for[row["repo"]] = embedding_rules.lexical_paths(entries)
+                embedded_for[row["repo"]] = embedding_rules.embedded_counts(entries, lexical_for[row["repo"]])
         services = services_for[row["repo"]]
         started = time.perf_counter()
         result = find(services, row["question"], update_index=False)  # indexed above, once per repo
         seconds = time.perf_counter() - started
-        item = score(row, result, services.settings.retrieval, seconds)
+        item = score(row, result, services.settings.retrieval, seconds, lexical_for.get(row["repo"]))
         # The baseline ranks files, not chunks: it is shown as its top k files.
         item.ranked[BASELINE] = [p for p, _ in baseline_for[row["repo"]].rank(row["question"], 50)]
         item.shown[BASELINE] = item.ranked[BASELINE][: services.settings.retrieval.k]
@@ -508,6 +532,10 @@ def _report(rows: list[dict], split: str, repo_for: Callable[[str], Path], flags
                                        "expected": row["expected"]})
     report = {"split": split, "shown": "files shown: top k hits, per-file cap, score cutoff, alike for every stage",
               **summarise(scored)}
+    if rules:
+        report["embedding_rules"] = embedded_for  # repository -> rule stage -> chunks, embedded
+    if lexical_only:
+        report["lexical_only"] = True
     marked = {row["split"] for row in rows if "split" in row}
     if split == "all" and marked:
         # Rows with no split mark count only towards "all".
@@ -578,7 +606,11 @@ def report_lines(report: dict) -> list[str]:
 
 
 def _set_lines(report: dict) -> list[str]:
-    lines = [f"precision/recall/F1 over the {report['shown']}; mean retrieval {report['mean_retrieval_s']:.2f} s"]
+    lines = [f"precision/recall/F1 over the {report['shown']}; mean retrieval {report['mean_retrieval_s']:.2f} s"
+             + ("; LEXICAL ONLY: nothing embedded, dense search found nothing" if report.get("lexical_only") else "")]
+    for repo, rules in report.get("embedding_rules", {}).items():
+        lines.append(f"chunks embedded in {repo}: " + "; ".join(f"{name.removeprefix('fused, ')} {n['embedded']:,} "
+                                                                 f"of {n['chunks']:,}" for name, n in rules.items()))
     for name, block in report.get("splits", {}).items():
         lines += ["", *_block_lines(_title(name, block), block)]
     lines += ["", *_block_lines(_title(report["split"], report), report)]

@@ -100,17 +100,19 @@ class ChunkTable:
     def add(self, chunks: Iterable[NewChunk], embedded: set[str]) -> None:
         """Store new chunks with their words; those whose id is in `embedded` (a chunk unchanged
         in a changed file, whose vector is still in the store) keep their vector."""
+        rows, postings = [], []
+        n = (self.db.execute("SELECT MAX(n) FROM chunks").fetchone()[0] or 0)
         for chunk in chunks:
+            n += 1
             counts = Counter(words.tokens(chunk.text))
             state = EMBEDDED if chunk.id in embedded and chunk.state == PENDING else chunk.state
-            cursor = self.db.execute(
-                "INSERT INTO chunks (id, path, start_line, end_line, kind, name, language, text, length, state, "
-                "priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name, chunk.language,
-                 chunk.text, sum(counts.values()), state, chunk.priority))
-            n = cursor.lastrowid
-            self.db.executemany("INSERT INTO postings VALUES (?, ?, ?)",
-                                [(term, n, count) for term, count in counts.items()])
+            rows.append((n, chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name,
+                         chunk.language, chunk.text, sum(counts.values()), state, chunk.priority))
+            postings += [(term, n, count) for term, count in counts.items()]
+        self.db.executemany("INSERT INTO chunks (n, id, path, start_line, end_line, kind, name, language, text, "
+                            "length, state, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        postings.sort()  # in the table's own order: a B-tree append, not a page split per row
+        self.db.executemany("INSERT INTO postings VALUES (?, ?, ?)", postings)
 
     def replan(self, paths: Sequence[str], embeds: bool, priority: int) -> list[str]:
         """These files' chunks moved into the plan (waiting for vectors, those they have kept) or

@@ -58,6 +58,9 @@ class Manifest:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=5)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
+            # The chunks' postings are written in bulk, in term order across the whole table: a larger
+            # page cache than SQLite's 2 MB default keeps the pages being written in memory.
+            self._db.execute("PRAGMA cache_size=-65536")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 K1 = 1.2
 B = 0.75
@@ -21,16 +22,23 @@ STOP = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "can",
 def tokens(text: str) -> list[str]:
     """Lower-cased tokens: each whole identifier, and its snake_case and CamelCase parts
     (`load_config` -> load_config, load, config; `HTTPClient` -> httpclient, http, client)."""
-    out = []
+    out: list[str] = []
     for word in WORD.findall(text):
-        lower = word.lower()
-        if len(lower) < 2 or lower in STOP:
-            continue
-        out.append(lower)
-        parts = [p.lower() for piece in word.split("_") for p in CAMEL.findall(piece)]
-        if len(parts) > 1:
-            out.extend(p for p in parts if len(p) >= 2 and p not in STOP)
+        out += _word_tokens(word)
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    # Cached: a checkout repeats its identifiers thousands of times, and splitting them was most
+    # of the lexical phase's time (issue 36).
+    lower = word.lower()
+    if len(lower) < 2 or lower in STOP:
+        return ()
+    parts = [p.lower() for piece in word.split("_") for p in CAMEL.findall(piece)]
+    if len(parts) > 1:
+        return (lower, *(p for p in parts if len(p) >= 2 and p not in STOP))
+    return (lower,)
 
 
 def plain_tokens(text: str) -> list[str]:

@@ -65,6 +65,20 @@ def test_services_index_on_onnxruntime_and_name_int8_apart(make_repo):
     assert default.indexer().fingerprint() == torch.indexer().fingerprint(), "fp32 onnx and torch share indexes"
 
 
+def test_where_a_gpu_is_present_the_index_embedder_runs_on_it(make_repo, monkeypatch):
+    from codeasst.backends import sentence_tf
+
+    root = make_repo({"a.py": "x = 1\n"})
+    assert isinstance(build_services(root).embedder, OnnxEmbedder), "no GPU here: onnxruntime on the CPU"
+    monkeypatch.setattr(sentence_tf, "cuda_available", lambda: True)
+    gpu = build_services(root).embedder
+    assert isinstance(gpu, SentenceTransformerEmbedder) and (gpu.device, gpu.batch_size) == ("cuda", 1024)
+    assert gpu.name == TORCH_NAME, "fp32 on the GPU: an index it builds serves queries embedded on the CPU"
+    assert isinstance(build_services(root).query_embedder, OnnxEmbedder)
+    kept = build_services(root, {"embedder.device": "cpu"}).embedder
+    assert isinstance(kept, OnnxEmbedder), "embedder.device = 'cpu' keeps it off the GPU"
+
+
 def test_a_model_the_export_cannot_reproduce_stays_on_torch(make_repo, tmp_path):
     model = tmp_path / "cls-model"
     (model / "1_Pooling").mkdir(parents=True)
