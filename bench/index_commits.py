@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RUN = """
 import json, sys, time
+from pathlib import Path
 from codeasst.services import build_services
-services = build_services(sys.argv[1])
+services = build_services(Path(sys.argv[1]))
 services.embedder.load()
 started = time.perf_counter()
 summary = services.indexer().run()
@@ -54,8 +55,11 @@ def main() -> None:
                 if export.is_dir():
                     shutil.copytree(export, home / "cache" / "embedders")
                 env = {**os.environ, "CODEASST_HOME": str(home), "PYTHONPATH": str(dest)}
+                # Run from the worktree: `python -c` puts the working directory first on sys.path.
                 out = subprocess.run([sys.executable, "-c", RUN, str(args.tree)], env=env, capture_output=True,
-                                     text=True, check=True)
+                                     text=True, check=False, cwd=dest)
+                if out.returncode != 0:
+                    raise SystemExit(f"{commit[:12]}: {out.stderr.strip()[-800:]}")
                 result = json.loads(out.stdout.splitlines()[-1])
                 assert result["package"].startswith(str(dest)), result["package"]
                 times[commit].append(result["seconds"])

@@ -14,9 +14,8 @@ from codeasst.index import chunker
 from codeasst.index.plan import Plan
 from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused
-from codeasst.retrieve.pipeline import Retrieval, fuse
+from codeasst.retrieve.pipeline import DENSE, Retrieval, fuse
 
-DENSE = ("dense", "dense-en", "hyde", "stdin-dense")
 # Every chunk embedded: the index the rules are measured against (flags for build_services).
 EMBED_ALL = {"index.lexical_roles": [], "index.lexical_data": False}
 RULES: dict[str, Plan | None] = {

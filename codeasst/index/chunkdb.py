@@ -26,9 +26,9 @@ SCHEMA = """
     CREATE TABLE IF NOT EXISTS chunks (
         n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL, start_line INTEGER,
         end_line INTEGER, kind TEXT, name TEXT, language TEXT, text TEXT, length INTEGER,
-        state INTEGER NOT NULL, priority INTEGER NOT NULL DEFAULT 0);
+        state INTEGER NOT NULL);
     CREATE INDEX IF NOT EXISTS chunks_path ON chunks (path);
-    CREATE INDEX IF NOT EXISTS chunks_state ON chunks (state, priority, n);
+    CREATE INDEX IF NOT EXISTS chunks_state ON chunks (state, id);
     CREATE TABLE IF NOT EXISTS postings (
         term TEXT NOT NULL, n INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (term, n)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS postings_n ON postings (n);
@@ -62,7 +62,6 @@ class NewChunk:
     language: str
     text: str
     state: int  # PENDING or LEXICAL
-    priority: int = 0  # lower is embedded sooner
 
 
 _COLUMNS = "id, path, start_line, end_line, kind, name, language, text"
@@ -107,14 +106,14 @@ class ChunkTable:
             counts = Counter(words.tokens(chunk.text))
             state = EMBEDDED if chunk.id in embedded and chunk.state == PENDING else chunk.state
             rows.append((n, chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name,
-                         chunk.language, chunk.text, sum(counts.values()), state, chunk.priority))
+                         chunk.language, chunk.text, sum(counts.values()), state))
             postings += [(term, n, count) for term, count in counts.items()]
         self.db.executemany("INSERT INTO chunks (n, id, path, start_line, end_line, kind, name, language, text, "
-                            "length, state, priority) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                            "length, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         postings.sort()  # in the table's own order: a B-tree append, not a page split per row
         self.db.executemany("INSERT INTO postings VALUES (?, ?, ?)", postings)
 
-    def replan(self, paths: Sequence[str], embeds: bool, priority: int) -> list[str]:
+    def replan(self, paths: Sequence[str], embeds: bool) -> list[str]:
         """These files' chunks moved into the plan (waiting for vectors, those they have kept) or
         out of it (lexical only); the ids of the vectors that no longer pay."""
         dropped: list[str] = []
@@ -127,7 +126,6 @@ class ChunkTable:
                 dropped += [row[0] for row in self.db.execute(
                     f"SELECT id FROM chunks WHERE state = {EMBEDDED} AND path IN ({marks})", batch)]
                 self.db.execute(f"UPDATE chunks SET state = {LEXICAL} WHERE path IN ({marks})", batch)
-            self.db.execute(f"UPDATE chunks SET priority = ? WHERE path IN ({marks})", [priority, *batch])
         return dropped
 
     def mark(self, ids: Sequence[str], state: int) -> None:
@@ -142,9 +140,12 @@ class ChunkTable:
     # -- reads --------------------------------------------------------------------------------
 
     def pending(self, limit: int) -> list[Hit]:
-        """Up to `limit` chunks waiting for their vectors, those that pay most first."""
-        rows = self.db.execute(f"SELECT {_COLUMNS} FROM chunks WHERE state = {PENDING} "
-                               "ORDER BY priority, n LIMIT ?", (limit,))
+        """Up to `limit` chunks waiting for their vectors, in the order of their ids (hashes): an order
+        that favours no role, file or folder, so an index half embedded ranks as a whole one does, only
+        with less dense evidence. (Embedding the code before the tests, say, is worse than no vectors
+        for a question a test answers: docs/benchmarks.md, issue 36.)"""
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM chunks WHERE state = {PENDING} ORDER BY id LIMIT ?",
+                               (limit,))
         return [_hit(row) for row in rows]
 
     def counts(self) -> dict[str, int]:

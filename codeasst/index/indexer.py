@@ -3,9 +3,9 @@
 A run has two phases. The lexical one chunks every new or changed file and writes its chunks,
 their words and its manifest row in one transaction (codeasst.index.chunkdb): search answers
 from BM25 and exact search as soon as it ends. The dense one then embeds the chunks still
-waiting, those that pay most first (codeasst.index.plan), a group at a time: each group's
-vectors are stored, then its chunks marked embedded. A kill at any point loses at most the
-group under way, whose vectors are kept by text (the manifest's `vectors`), so the next run
+waiting (those codeasst.index.plan gives vectors), a group at a time: each group's
+vectors are kept by text (the manifest's `vectors`), stored, then its chunks marked embedded.
+A kill at any point loses at most the embedding of the group under way, and the next run
 embeds nothing twice; a vector whose chunk is gone never answers, and is dropped when the
 vector store and the manifest are reconciled.
 """
@@ -163,21 +163,25 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# A write refused for want of room: a full disk, a size limit on files, a quota.
+# A write refused for want of room: a full disk, a size limit on files, a quota; SQLite says
+# SQLITE_FULL, or SQLITE_IOERR where the write itself failed (EFBIG).
 _NO_ROOM = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+_SQLITE_NO_ROOM = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
 
 @contextmanager
 def _write_errors() -> Iterator[None]:
     """A write the disk refuses ends the run with one line, not a traceback: what was committed
     before stays whole (each group in one transaction) and the next run resumes from it."""
-    hint = "free some disk space and run `codeasst index` again; it resumes where this run stopped"
+    hint = "is the disk full? free some space and run `codeasst index` again; it resumes where this run stopped"
     try:
         yield
     except sqlite3.OperationalError as exc:
         first = exc  # a failed ROLLBACK after SQLite rolled back by itself hides the write that failed
         while isinstance(first.__context__, sqlite3.OperationalError):
             first = first.__context__
+        if (getattr(first, "sqlite_errorcode", 0) & 0xFF) not in _SQLITE_NO_ROOM:
+            raise
         raise IndexProblem(f"the index could not be written: {first}", hint=hint) from None
     except OSError as exc:
         if exc.errno not in _NO_ROOM:
@@ -487,9 +491,9 @@ class Indexer:
 
     def _replan(self, manifest: Manifest, entries: dict[str, Entry]) -> None:
         """Every file's chunks placed by the embedding rule again (its settings or the roles changed)."""
-        decisions: dict[tuple[bool, int], list[str]] = {}
+        decisions: dict[bool, list[str]] = {}
         for path, entry in entries.items():
-            decisions.setdefault((self._embeds(entry), plan.priority(entry.role)), []).append(path)
+            decisions.setdefault(self._embeds(entry), []).append(path)
         self._drop_vectors(manifest.replan(decisions))
 
     def _drop_vectors(self, ids: list[str]) -> None:
@@ -548,7 +552,7 @@ class Indexer:
         if not group:
             return
         new = [NewChunk(chunk_id(c), c.path, c.start_line, c.end_line, c.kind, c.name, c.language, c.text,
-                        PENDING if self._embeds(entry) else LEXICAL, plan.priority(entry.role))
+                        PENDING if self._embeds(entry) else LEXICAL)
                for entry, chunks in group for c in chunks]
         self._drop_vectors(manifest.write_files([entry for entry, _ in group], new))
         summary.chunks_written += len(new)
@@ -557,8 +561,8 @@ class Indexer:
 
     def _embed(self, manifest: Manifest, summary: IndexSummary, limit: int | None,
                groups: int | None = None) -> None:
-        """The dense phase: chunks waiting for vectors embedded a group at a time, those that pay
-        most first; none when more than `limit` wait."""
+        """The dense phase: chunks waiting for vectors embedded a group at a time, in an order that
+        favours no role (codeasst.index.chunkdb.ChunkTable.pending); none when more than `limit` wait."""
         waiting = manifest.chunks.counts()["pending"]
         if not waiting or (limit is not None and waiting > limit):
             return

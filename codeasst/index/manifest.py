@@ -107,13 +107,13 @@ class Manifest:
             self._db.executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
         return gone
 
-    def replan(self, decisions: dict[tuple[bool, int], list[str]]) -> list[str]:
-        """Files' chunks moved in or out of the embedding plan, by (embeds, priority) -> paths, in
-        one transaction; the ids of the vectors to drop."""
+    def replan(self, decisions: dict[bool, list[str]]) -> list[str]:
+        """Files' chunks moved in or out of the embedding plan (embeds -> paths), in one
+        transaction; the ids of the vectors to drop."""
         dropped: list[str] = []
         with self._transaction():
-            for (embeds, priority), paths in decisions.items():
-                dropped += self.chunks.replan(paths, embeds, priority)
+            for embeds, paths in decisions.items():
+                dropped += self.chunks.replan(paths, embeds)
         return dropped
 
     def mark_chunks(self, ids: Sequence[str], state: int) -> None:

@@ -16,9 +16,7 @@ from pathlib import PurePosixPath
 DATA_SUFFIXES = frozenset({".jsonl", ".ndjson", ".csv", ".tsv", ".lock"})
 DATA_LANGUAGES = frozenset({"json", "yaml", "toml", "xml"})
 LONG_DATA_CHUNKS = 10  # a JSON, YAML, TOML or XML file cut into more chunks than this is data, not configuration
-# Embedded first to last: the roles a question most often wants come first, so a search while
-# embedding is under way has the vectors that matter most.
-_ORDER = {"implementation": 0, "docs": 1, "example": 1, "config": 2, "test": 3, "benchmark": 3}
+
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,3 @@ class Plan:
         data = (PurePosixPath(path).suffix.lower() in DATA_SUFFIXES
                 or (language in DATA_LANGUAGES and chunks > LONG_DATA_CHUNKS))
         return not (self.lexical_data and data)
-
-
-def priority(role: str | None) -> int:
-    return _ORDER.get(role or "implementation", 2)

@@ -71,7 +71,8 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
                 notes.append(dense_note(dense))
             sources = Sources(root=services.repo.root, files=files, store=store,
                               embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
-                              settings=services.settings.retrieval, index_dir=indexer.index_dir, roles=roles)
+                              settings=services.settings.retrieval, index_dir=indexer.index_dir, roles=roles,
+                              coverage=dense["embedded"] / dense["total"] if dense["total"] else 1.0)
             result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
     result.index = summary
     result.notes = notes

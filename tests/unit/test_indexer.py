@@ -226,3 +226,25 @@ def test_a_text_embedded_before_keeps_its_vector(make_repo):
     (chunk,) = [c for c in store.chunks_of(["app/steps.py"]) if c.name.endswith("step_3")]
     hit = store.query(embedder._vector(f"{chunk.path} {chunk.name}\n{chunk.text}"), 1)[0]
     assert hit.id == chunk.id and hit.score > 0.999
+
+
+def test_the_embedding_rule_keeps_fixtures_and_data_lexical_and_a_new_rule_moves_them(make_repo):
+    root = make_repo({**SOURCE, "tests/fixtures/sample.py": "def fixture_code():\n    return 1\n",
+                      "data/rows.jsonl": "".join(f'{{"row": {i}, "name": "item {i}"}}\n' for i in range(40))})
+    embedder = HashingEmbedder()
+    first = services_for(root, embedder).indexer().run()
+    reader = services_for(root).indexer().reader()
+    lexical = {h.path for h in reader.chunks_of(["tests/fixtures/sample.py", "data/rows.jsonl"])}
+    assert lexical == {"tests/fixtures/sample.py", "data/rows.jsonl"}
+    assert first.lexical_only == len(reader.chunks_of(sorted(lexical)))
+    assert first.dense == {"embedded": first.chunks - first.lexical_only, "total": first.chunks - first.lexical_only}
+    assert {h.path for h in reader.bm25("fixture_code", 5)} == {"tests/fixtures/sample.py"}, "found by its words"
+    vectors = set(services_for(root).open_store().ids())
+    assert not vectors & {h.id for h in reader.chunks_of(sorted(lexical))}
+
+    everything = services_for(root, embedder, **{"index.lexical_roles": [], "index.lexical_data": False}).indexer()
+    moved = everything.run()
+    assert moved.lexical_only == 0 and moved.dense["embedded"] == moved.chunks and moved.chunks_written == 0
+    back = services_for(root, embedder).indexer().run()
+    assert back.lexical_only == first.lexical_only and back.embedded == 0
+    assert set(services_for(root).open_store().ids()) == vectors, "vectors of chunks the rule drops are dropped"
