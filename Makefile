@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	# torch first and pinned: the local CPU wheel. Unpinned, pip pulls GBs of CUDA packages.
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
+	# Once per machine, at install rather than at the first index: the embedder's ONNX export (about 9 s).
+	$(BIN)/codeasst models --prepare
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -533,6 +533,8 @@ def fix(
 @app.command()
 def models(
     check: Annotated[bool, typer.Option("--check", help="Load the model and time a short generation.")] = False,
+    prepare: Annotated[bool, typer.Option("--prepare", help="Build now, once per machine, what the first index "
+                                          "would: the embedder's ONNX export and its int8 copy.")] = False,
     model: ModelOption = None,
     repo: RepoOption = Path("."),
     as_json: JsonOption = False,
@@ -541,6 +543,17 @@ def models(
     from codeasst.console import model_lines, probe_lines
     from codeasst.models import available_models
     services = _services(repo, model=model, about_repo=False)
+    if prepare:
+        import time
+
+        if as_json or check:
+            raise UsageError("--prepare takes neither --json nor --check")
+        started = time.perf_counter()
+        services.embedder.load()
+        services.query_embedder.load()
+        typer.echo(f"embedder ready: {services.embedder.name} (queries: {services.query_embedder.name}) "
+                   f"in {time.perf_counter() - started:.1f} s")
+        return
     if check:
         from codeasst.tasks.probe import probe
 

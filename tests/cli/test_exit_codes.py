@@ -176,6 +176,7 @@ CASES = [
     Case("models", "a [models] entry with no path or url", 2, lambda p: [], "needs a `path`",
          setup=_broken_model_entry),
     Case("models", "-C a path that does not exist", 2, lambda p: ["-C", p.missing], "path does not exist"),
+    Case("models", "--prepare with --json", 2, lambda p: ["--prepare", "--json"], "--prepare takes neither"),
 
     Case("config", "a bad setting", 2, lambda p: ["-C", p.repo], "index.chunk_chars", setup=_bad_config),
     Case("config", "a bad environment variable", 2, lambda p: ["-C", p.repo], "retrieval.k",
