@@ -246,7 +246,7 @@ def search(
         progress = _index_progress(as_json)
         with progress or nullcontext():
             result = run_search(services, query, k, use_llm=not no_llm, context=piped or None,
-                                interactive=progress is not None, progress=progress)
+                                progress=progress)
         _allow_fast_exit(result.index)
         hits, notes = hits_json(result.hits), result.notes
     for note in notes:
@@ -285,7 +285,7 @@ def ask(
         return
     progress = _index_progress(as_json)
     with progress or nullcontext():
-        answer, stream = run_ask(services, question, piped or None, interactive=progress is not None,
+        answer, stream = run_ask(services, question, piped or None,
                                  progress=progress, system=system)
     _allow_fast_exit(answer.retrieval.index)
     for note in answer.retrieval.notes:

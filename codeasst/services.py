@@ -136,10 +136,10 @@ class Services:
         self.claim_index()
         return VectorStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
 
-    def indexer(self, progress: Progress | None = None, on_mismatch: str = "rebuild") -> Indexer:
+    def indexer(self, progress: Progress | None = None) -> Indexer:
         self.claim_index()  # an index run may wipe the store's files: never under a server's client
         return Indexer(self.repo.root, self.repo.index_dir, self.settings.index, self.embedder,
-                       self.open_store, progress, chroma_url=self.settings.store.chroma_url, on_mismatch=on_mismatch)
+                       self.open_store, progress, chroma_url=self.settings.store.chroma_url)
 
 
 def build_services(start: Path | None = None, flags: dict[str, Any] | None = None, *,

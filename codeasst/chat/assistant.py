@@ -132,7 +132,7 @@ class RepoAssistant:
         from codeasst.tasks.ask import ask
 
         turn = Turn(question)
-        answer, stream = ask(self.services, question, interactive=True, progress=progress,
+        answer, stream = ask(self.services, question, progress=progress,
                              history=self._earlier(history))
         pieces: list[str] = []
         first = last = None
@@ -157,7 +157,7 @@ class RepoAssistant:
     def search(self, query: str, progress: Progress | None = None) -> list[Source]:
         from codeasst.tasks.search import search
 
-        result = search(self.services, query, None, use_llm=False, interactive=True, progress=progress)
+        result = search(self.services, query, None, use_llm=False, progress=progress)
         return [Source(f.hit.path, f.hit.start_line, f.hit.end_line, short_name(f.hit.name, f.hit.path),
                        verified=False) for f in result.hits]
 

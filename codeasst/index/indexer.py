@@ -189,15 +189,6 @@ def _write_errors() -> Iterator[None]:
         raise IndexProblem(f"the index could not be written: {exc.strerror}", hint=hint) from None
 
 
-class IndexMismatch(IndexProblem):
-    """The manifest and the vector store disagree in a way a run cannot mend by itself."""
-
-    def __init__(self, problem: str) -> None:
-        super().__init__(f"the index cannot be trusted: {problem}",
-                         hint="run `codeasst index` to rebuild it; a search in a terminal rebuilds it by itself")
-        self.problem = problem
-
-
 class Indexer:
     """Brings one repository's index up to date. `embed_limit` (in run()) bounds the dense phase:
     None embeds every chunk still waiting, N embeds them only when at most N wait (a search
@@ -205,7 +196,7 @@ class Indexer:
 
     def __init__(self, root: Path, index_dir: Path, settings: IndexSettings, embedder: Embedder,
                  open_store: Callable[[], VectorStore], progress: Progress | None = None, *,
-                 chroma_url: str | None = None, on_mismatch: str = "rebuild") -> None:
+                 chroma_url: str | None = None) -> None:
         self.root = root
         self.index_dir = index_dir
         self.settings = settings
@@ -214,7 +205,6 @@ class Indexer:
         self._store: VectorStore | None = None
         self.progress = progress
         self.location = location_of(chroma_url)
-        self.on_mismatch = on_mismatch
         self._kept_vectors = KEPT_VECTORS
         self.plan = plan.Plan.from_settings(settings)
 

@@ -120,7 +120,7 @@ def render_context(hits: list[Fused], piped: str) -> str:
     return "\n".join(parts)
 
 
-def ask(services: Services, question: str, stdin_text: str | None = None, *, interactive: bool = False,
+def ask(services: Services, question: str, stdin_text: str | None = None, *,
         progress: Progress | None = None, system: str = DEFAULT_SYSTEM, update_index: bool = True,
         history: Sequence[tuple[str, str]] = ()) -> tuple[Answer, Iterator[str]]:
     """Retrieve, then return the answer object and a stream of its text; citations are
@@ -137,7 +137,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *, int
     # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
     query = follow_up_query(bounded, history)
     result = find(services, query, services.settings.retrieval.k, context=stdin_text,
-                  full_analysis=cfg.query_analysis, interactive=interactive, progress=progress,
+                  full_analysis=cfg.query_analysis, progress=progress,
                   update_index=update_index)
     answer = Answer(question, retrieval=result, timings=dict(result.timings), system=system)
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)

@@ -23,19 +23,19 @@ from codeasst.services import Services
 
 
 def search(services: Services, query: str, k: int | None = None, use_llm: bool = True, *,
-           context: str | None = None, update_index: bool = True, interactive: bool = False,
+           context: str | None = None, update_index: bool = True,
            progress: Progress | None = None) -> Retrieval:
     cfg = services.settings.retrieval
     if is_english(query) and not (cfg.hyde or cfg.llm_keywords):
         use_llm = False  # nothing for the model to do: don't wait for it to load
     return find(services, query, k, use_llm=use_llm, context=context, update_index=update_index,
-                interactive=interactive, progress=progress)
+                progress=progress)
 
 
 def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
          context: str | None = None, full_analysis: bool = True, update_index: bool = True,
-         interactive: bool = False, progress: Progress | None = None) -> Retrieval:
-    """Retrieval for search and ask. `interactive`: a person is watching (a terminal)."""
+         progress: Progress | None = None) -> Retrieval:
+    """Retrieval for search and ask."""
     question = evidence.clean(question)
     if not question.strip():
         raise UsageError("the question is empty")

@@ -69,8 +69,7 @@ def test_indexing_shows_no_progress_or_escape_codes_when_piped(tiny_repo):
 
 
 def test_a_progress_bar_only_when_stderr_is_a_terminal_and_not_for_json(monkeypatch):
-    """The choice itself (rich would also draw nothing on a pipe): it also decides whether search
-    and ask count as interactive, which rebuild a broken index themselves."""
+    """The choice itself (rich would also draw nothing on a pipe)."""
     from codeasst import cli
 
     class Terminal(io.StringIO):
