@@ -37,22 +37,17 @@ class IndexSettings(_Section):
     """Files larger than this are skipped."""
 
     group_chunks: int = 256
-    """Chunks written, or embedded and stored, together; progress and crash-safety advance per group."""
+    """Chunks embedded and stored together; progress and crash-safety advance per group."""
 
     lexical_roles: list[str] = ["fixture", "generated", "vendored"]
-    """Files of these roles (codeasst.index.roles) are kept lexical only: found by their words and by
-    exact search, never embedded (docs/benchmarks.md, issue 36, has the measure behind the default)."""
+    """Roles (codeasst.index.roles) whose chunks get no vectors (codeasst.index.plan)."""
 
     lexical_data: bool = True
-    """Data files are kept lexical only: JSON Lines, CSV, TSV and lock files, and JSON, YAML, TOML
-    or XML files cut into more than 10 chunks."""
+    """Whether data (JSON Lines, CSV, long JSON or YAML...) gets no vectors (codeasst.index.plan)."""
 
     search_embed_limit: int = 1000
-    """A search, ask or chat brings the index up to date before it answers: every file's chunks and
-    words at once, and their vectors only when at most this many chunks wait for one (about half a
-    minute on 2 CPU cores). More are left to `codeasst index` (a progress bar and an ETA) or to a
-    running `codeasst serve` (in the background); until then dense search covers what is embedded,
-    and the answer says how much."""
+    """The most waiting chunks a search, ask or chat embeds before it answers; with more waiting it
+    answers at once and leaves them to `codeasst index` or `codeasst serve` (about 30 s on 2 cores)."""
 
 
 class EmbedderSettings(_Section):

@@ -41,7 +41,9 @@ def test_the_demo_question_is_answered_true_and_cited(tmp_path):
     unverified citation, no made-up name, and the rules' file cited where the reader sees it."""
     assert DEMO_QUESTION in (PROJECT / "Makefile").read_text()
     root = _codeasst_copy(tmp_path / "codeasst")
+    run_json("index", str(root))  # as `make demo` does first: a first ask here would not wait for all vectors
     answer = run_json("ask", DEMO_QUESTION, "-C", str(root))
+    assert answer["dense"]["embedded"] == answer["dense"]["total"], answer["dense"]
     claims = answer["answer"].split("\n\nThe excerpts may not answer")[0]
     facts = score_facts(_demo_key(), claims)
     assert len(facts.stated) == facts.facts and not facts.wrong, (facts, answer["answer"])
