@@ -71,12 +71,13 @@ class EmbedderSettings(_Section):
     one), 'torch' with sentence-transformers. A model whose pooling the export cannot reproduce (not
     mean pooling, or extra layers) always runs on torch."""
 
-    precision: Literal["fp32", "int8"] = "int8"
-    """Weights of the onnxruntime embedder. 'int8' (dynamic, per channel) embeds about 1.6x faster on a
-    CPU than 'fp32', and its retrieval equals fp32's on the held-out checkout questions (docs/benchmarks.md,
-    issue 36: recall@1 0.750 and recall@5 0.933 both); its vectors differ slightly, so it is named apart
-    and an index built with the other is rebuilt, with a note. 'fp32' gives sentence-transformers' vectors.
-    Where the index embedder runs on a GPU (torch, fp32) this setting does not apply."""
+    precision: Literal["fp32", "int8"] = "fp32"
+    """Weights of the onnxruntime embedder. 'fp32' gives sentence-transformers' vectors (an index built
+    by either serves both). 'int8' (dynamic, per channel) embeds about twice as fast on a CPU, but ranks
+    a little worse: on the held-out questions fp32 put the expected file first where int8 did not 4
+    times, int8 where fp32 did not once (docs/benchmarks.md, issue 36), and it loses a localization row
+    of the e2e tests; its vectors differ, so switching rebuilds the index. Where the index embedder runs
+    on a GPU (torch, fp32) this setting does not apply."""
 
     query_runtime: str = "onnx"
     """For an index built on torch: 'onnx' embeds queries with onnxruntime (exported once; fast start) or

@@ -290,16 +290,21 @@ class ChatApp(App):
         await stream.stop()
         await progress.finish()
         if error:
-            view.note(error, "error")
+            note, kind = error, "error"
         elif turn.state == "cancelled":
-            view.note("(stopped)", "warning")
+            note, kind = "(stopped)", "warning"
         elif turn.ungrounded:
-            view.note("Not found in the repository (the model may have made these up): "
-                      + ", ".join(f"`{n}`" for n in turn.ungrounded), "warning")
+            note, kind = ("Not found in the repository (the model may have made these up): "
+                          + ", ".join(f"`{n}`" for n in turn.ungrounded), "warning")
         else:
             cited = int(turn.stats.get("cited", 0))
-            view.note(f"{cited} {'citation' if cited == 1 else 'citations'} checked · "
-                      f"first token {turn.stats.get('first_token_s', 0):.1f} s")
+            note = (f"{cited} {'citation' if cited == 1 else 'citations'} checked · "
+                    f"first token {turn.stats.get('first_token_s', 0):.1f} s")
+            kind = "meta"
+        if turn.stats.get("dense_total") and not error:
+            note += (f" · not yet embedded: dense search covered {int(turn.stats['dense_embedded']):,} of "
+                     f"{int(turn.stats['dense_total']):,} chunks")
+        view.note(note, kind)
         if turn.stats.get("tokens_per_s"):
             self._last_rate = turn.stats["tokens_per_s"]
         if turn.state != "failed":

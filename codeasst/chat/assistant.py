@@ -94,6 +94,9 @@ def finish(turn: Turn, answer: dict, first: float | None, last: float | None) ->
                   "cited": sum(1 for c in answer["citations"] if c["verified"]),
                   # generation speed: the tokens after the first, over the time they took
                   "tokens_per_s": round((answer["generated_tokens"] - 1) / writing, 1) if writing > 0.05 else 0.0}
+    dense = answer.get("dense") or {}
+    if dense.get("embedded", 0) < dense.get("total", 0):  # said once, under this answer (tasks.search.dense_note)
+        turn.stats.update(dense_embedded=dense["embedded"], dense_total=dense["total"])
 
 
 def short_name(name: str, path: str) -> str:

@@ -102,9 +102,9 @@ def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig)
     recorded = 0
     while time.time() < deadline and proc.poll() is None:
         if manifest.exists():
-            try:
+            try:  # interrupted while embedding: the lexical phase is done and some vectors are stored
                 with sqlite3.connect(manifest) as db:
-                    recorded = db.execute("SELECT count(*) FROM files").fetchone()[0]
+                    recorded = db.execute("SELECT count(*) FROM chunks WHERE state = 1").fetchone()[0]
             except sqlite3.OperationalError:
                 recorded = 0
             if recorded:
@@ -121,7 +121,8 @@ def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig)
 
     resumed = run_json("index", str(root), env=env)
     assert resumed["added"] + resumed["unchanged"] == len(CLICK_FILES)
-    assert resumed["unchanged"] >= 1, "the files recorded before the interruption must not be redone"
+    assert resumed["unchanged"] == len(CLICK_FILES), "every file was written before embedding began: none is redone"
+    assert resumed["embedded"] < resumed["chunks"], "the vectors stored before the interruption are not redone"
 
     from chromadb import PersistentClient
     from chromadb.config import Settings

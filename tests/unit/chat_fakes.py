@@ -18,7 +18,7 @@ class ScriptedAssistant:
     root = Path(".")
 
     def __init__(self, replies: list[str] | None = None, sources: list[Source] | None = None,
-                 delay_s: float = 0.0, hold: threading.Event | None = None) -> None:
+                 delay_s: float = 0.0, hold: threading.Event | None = None, stats: dict | None = None) -> None:
         self.replies = list(replies or [])
         self.sources = sources or [Source("pkg/config.py", 3, 9, "load_config"), Source("README.md", 1, 4, "file")]
         self.delay_s = delay_s
@@ -29,6 +29,7 @@ class ScriptedAssistant:
         self.model = "scripted"
         self.fixes: list[str] = []
         self.applied: list[str] = []
+        self.stats = stats or {}  # more figures for each turn, e.g. dense_embedded and dense_total
 
     def status(self) -> Status:
         return Status(self.model, files=12, chunks=80, indexed=True)
@@ -53,7 +54,7 @@ class ScriptedAssistant:
                     break
                 time.sleep(0.01)
         turn.answer = "".join(out)
-        turn.stats = {"first_token_s": 0.5, "tokens_per_s": 30.0, "cited": 1}
+        turn.stats = {"first_token_s": 0.5, "tokens_per_s": 30.0, "cited": 1, **self.stats}
         return turn
 
     def search(self, query: str, progress=None) -> list[Source]:

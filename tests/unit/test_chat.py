@@ -68,6 +68,22 @@ def test_sends_streams_and_keeps_the_turn(history):
     assert stored.turns[0].sources[0].place == "pkg/config.py:3-9"
 
 
+def test_an_answer_while_embedding_is_under_way_says_how_much_dense_search_covered(history):
+    assistant = ScriptedAssistant(["`load_config` reads the settings [1]."],
+                                  stats={"dense_embedded": 4210, "dense_total": 33012})
+
+    async def run():
+        app = make_app(assistant, history, "demo", blink=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await type_and_send(pilot, "where are settings read?")
+            await settle(app, pilot)
+            meta = str(app.query_one(TurnView).meta.render())
+            assert "1 citation checked" in meta
+            assert "not yet embedded: dense search covered 4,210 of 33,012 chunks" in meta
+
+    asyncio.run(run())
+
+
 def test_follow_ups_carry_the_earlier_turns(history):
     assistant = ScriptedAssistant(["First answer.", "Second answer."])
 

@@ -48,12 +48,12 @@ def test_buckets_keep_a_text_longer_than_the_budget_alone():
 
 def test_services_index_on_onnxruntime_and_name_int8_apart(make_repo):
     root = make_repo({"a.py": "x = 1\n"})
-    fp32 = build_services(root, {"embedder.precision": "fp32"})
+    fp32 = build_services(root)
     assert isinstance(fp32.embedder, OnnxEmbedder) and fp32.embedder.precision == "fp32"
     assert fp32.embedder.name == TORCH_NAME, "fp32 vectors are torch's: indexes built by either stay valid"
     assert fp32.query_embedder is fp32.embedder, "queries must be embedded like the index"
 
-    int8 = build_services(root)  # the default since issue 36: its recall equals fp32's on the test split
+    int8 = build_services(root, {"embedder.precision": "int8"})
     assert isinstance(int8.embedder, OnnxEmbedder) and int8.embedder.name == TORCH_NAME + "+onnx-int8"
     assert int8.query_embedder is int8.embedder
     assert fp32.indexer().fingerprint()["embedder"] != int8.indexer().fingerprint()["embedder"]
