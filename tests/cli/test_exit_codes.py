@@ -322,9 +322,9 @@ def test_serve_stops_on_ctrl_c_with_130(tiny_repo):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "tests.cli.fake_main", "serve", "--port", str(port),
-                               "-C", str(tiny_repo)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, env=env)
+    server = subprocess.Popen([sys.executable, "-m", "tests.sigint_default", "tests.cli.fake_main", "serve",
+                               "--port", str(port), "-C", str(tiny_repo)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
         assert b"serving" in server.stderr.readline()
         server.send_signal(signal.SIGINT)

@@ -6,6 +6,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import sysconfig
 import time
 from pathlib import Path
@@ -17,7 +18,9 @@ from codeasst.index import chunker
 from codeasst.index.indexer import chunk_id
 from codeasst.paths import index_dir
 from tests.conftest import write_tree
-from tests.e2e.conftest import CLI, run_cli, run_json
+from tests.e2e.conftest import run_cli, run_json
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
@@ -95,8 +98,10 @@ def _expected_ids(root: Path) -> set[str]:
 def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig):
     root = _click_subset(tmp_path / "click")
     env = {"CODEASST_INDEX__GROUP_CHUNKS": "16"}
-    proc = subprocess.Popen([*CLI, "index", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env={**__import__("os").environ, **env})
+    # SIGINT as a terminal's Ctrl-C meets it, however the suite was started (tests/sigint_default.py).
+    proc = subprocess.Popen([sys.executable, "-m", "tests.sigint_default", "codeasst.cli", "index", str(root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**__import__("os").environ, "PYTHONPATH": str(PROJECT_ROOT), **env})
     manifest = index_dir(root) / "manifest.sqlite"
     deadline = time.time() + 300
     recorded = 0
