@@ -109,7 +109,7 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
     lines.append(
         f"Indexed {_plural(summary['files'], 'file')}, {_plural(summary['chunks'], 'chunk')} ({changes}) "
         f"in {summary['elapsed_s']:.1f} s"
-        + (f"; embedded {fresh:,} chunks at {rate:.1f} chunks/s" if rate else "")
+        + (f"; embedded {fresh:,} chunks" + (f" at {rate:.1f} chunks/s" if fresh >= 100 else "") if rate else "")
     )
     dense = summary.get("dense") or {}
     if dense.get("embedded", 0) < dense.get("total", 0):
@@ -117,7 +117,7 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
                      "(search answers from their words meanwhile; the next `codeasst index` resumes)")
     if summary.get("lexical_only"):
         lines.append(f"Kept lexical only (found by their words, not embedded): {summary['lexical_only']:,} chunks "
-                     "of fixtures, generated and vendored files")
+                     "of fixtures, generated, vendored and data files")
     if summary.get("repaired"):
         lines.append(f"Repaired: {summary['repaired']}; embedded them again.")
     if summary.get("fallbacks"):
