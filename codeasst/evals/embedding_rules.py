@@ -46,8 +46,7 @@ def stages(result: Retrieval, cfg, lexical: dict[str, set[str]]) -> dict[str, li
     long = "bm25" in result.rankings  # only long queries run BM25 over files
     out = {}
     for name, paths in lexical.items():
-        rankings = {k: ([h for h in v if h.path not in paths] if k in DENSE or k.startswith("piece") else v)
-                    for k, v in result.rankings.items()}
+        rankings = {k: [h for h in v if h.path not in paths] if k in DENSE else v for k, v in result.rankings.items()}
         if RULES[name] is None:
             rankings = {k: v for k, v in rankings.items() if k not in DENSE}
         fused = fuse(rankings, cfg, long)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from codeasst.index import words
+from codeasst.index.chunker import Chunk
 
 PENDING, EMBEDDED, LEXICAL = 0, 1, 2
 BATCH = 500  # ids or paths per statement: far under SQLite's variable limit (32,766; 999 before 3.32)
@@ -49,26 +50,17 @@ class Hit:
     role: str = "implementation"  # the file's role (codeasst.index.roles), filled in by retrieval
 
 
-@dataclass(frozen=True)
-class NewChunk:
-    """A chunk as the indexer writes it."""
-
-    id: str
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    name: str
-    language: str
-    text: str
-    state: int  # PENDING or LEXICAL
-
-
 _COLUMNS = "id, path, start_line, end_line, kind, name, language, text"
 
 
 def _hit(row: tuple) -> Hit:
     return Hit(*row, score=0.0)
+
+
+def dense_share(counts: dict[str, int]) -> dict[str, int]:
+    """From ChunkTable.counts(): {"embedded": N, "total": M}, the chunks that have their vector of
+    those that get one (what search says while embedding is under way)."""
+    return {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
 
 
 def batched(items: Sequence, size: int = BATCH) -> Iterator[Sequence]:
@@ -90,22 +82,26 @@ class ChunkTable:
         embedded: list[str] = []
         for batch in batched(list(paths)):
             marks = ",".join("?" * len(batch))
-            embedded += [row[0] for row in self.db.execute(
-                f"SELECT id FROM chunks WHERE state = {EMBEDDED} AND path IN ({marks})", batch)]
+            embedded += self._embedded_in(batch)
             self.db.execute(f"DELETE FROM postings WHERE n IN (SELECT n FROM chunks WHERE path IN ({marks}))", batch)
             self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
         return embedded
 
-    def add(self, chunks: Iterable[NewChunk], embedded: set[str]) -> None:
-        """Store new chunks with their words; those whose id is in `embedded` (a chunk unchanged
-        in a changed file, whose vector is still in the store) keep their vector."""
+    def _embedded_in(self, paths: Sequence[str]) -> list[str]:
+        """The ids of the embedded chunks of these files (at most BATCH of them)."""
+        return [row[0] for row in self.db.execute(
+            f"SELECT id FROM chunks WHERE state = {EMBEDDED} AND path IN ({','.join('?' * len(paths))})", paths)]
+
+    def add(self, chunks: Iterable[tuple[str, Chunk, int]], embedded: set[str]) -> None:
+        """Store new chunks, as (id, chunk, PENDING or LEXICAL), with their words; those whose id is in
+        `embedded` (a chunk unchanged in a changed file, whose vector is still in the store) keep it."""
         rows, postings = [], []
         n = (self.db.execute("SELECT MAX(n) FROM chunks").fetchone()[0] or 0)
-        for chunk in chunks:
+        for id_, chunk, state in chunks:
             n += 1
             counts = Counter(words.tokens(chunk.text))
-            state = EMBEDDED if chunk.id in embedded and chunk.state == PENDING else chunk.state
-            rows.append((n, chunk.id, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name,
+            state = EMBEDDED if id_ in embedded and state == PENDING else state
+            rows.append((n, id_, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name,
                          chunk.language, chunk.text, sum(counts.values()), state))
             postings += [(term, n, count) for term, count in counts.items()]
         self.db.executemany("INSERT INTO chunks (n, id, path, start_line, end_line, kind, name, language, text, "
@@ -123,8 +119,7 @@ class ChunkTable:
                 self.db.execute(f"UPDATE chunks SET state = {PENDING} WHERE state = {LEXICAL} AND path IN ({marks})",
                                 batch)
             else:
-                dropped += [row[0] for row in self.db.execute(
-                    f"SELECT id FROM chunks WHERE state = {EMBEDDED} AND path IN ({marks})", batch)]
+                dropped += self._embedded_in(batch)
                 self.db.execute(f"UPDATE chunks SET state = {LEXICAL} WHERE path IN ({marks})", batch)
         return dropped
 

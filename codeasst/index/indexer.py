@@ -30,7 +30,7 @@ from codeasst.backends.base import Embedder
 from codeasst.config import IndexSettings
 from codeasst.errors import IndexLocked, IndexProblem
 from codeasst.index import chunker, plan
-from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, NewChunk
+from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, dense_share
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
 from codeasst.index.manifest import Entry, Manifest
 from codeasst.index.roles import ROLES_VERSION, role_of
@@ -262,10 +262,9 @@ class Indexer:
             return {"embedded": 0, "total": 0}
         manifest = Manifest(self.manifest_path)
         try:
-            counts = manifest.chunks.counts()
+            return dense_share(manifest.chunks.counts())
         finally:
             manifest.close()
-        return {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
 
     def store_problem(self, embedded: int) -> str | None:
         """Why the vector store does not hold the `embedded` vectors the manifest counts, if it does
@@ -302,7 +301,7 @@ class Indexer:
             "updated_at": float(updated) if updated else None,
             "files": sum(1 for e in entries.values() if e.chunks),
             "chunks": sum(e.chunks for e in entries.values()),
-            "dense": {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]},
+            "dense": dense_share(counts),
             "lexical_only": counts["lexical_only"],
             "skipped": sum(1 for e in entries.values() if e.skipped),
             "fallbacks": _fallbacks(entries),
@@ -353,8 +352,7 @@ class Indexer:
             try:
                 if manifest.get_meta("fingerprint") is not None:
                     self._embed(manifest, summary, None, groups)
-                counts = manifest.chunks.counts()
-                summary.dense = {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
+                summary.dense = dense_share(manifest.chunks.counts())
             finally:
                 manifest.close()
         summary.elapsed_s = round(time.perf_counter() - started, 3)
@@ -452,7 +450,7 @@ class Indexer:
         manifest.set_meta(meta)
         summary.files = sum(1 for e in final.values() if e.chunks)
         summary.chunks = sum(e.chunks for e in final.values())
-        summary.dense = {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
+        summary.dense = dense_share(counts)
         summary.lexical_only = counts["lexical_only"]
         summary.fallbacks = _fallbacks(final)
         # Files skipped for their content stay in the manifest so they are not re-read each run.
@@ -541,9 +539,7 @@ class Indexer:
         """One group of files' chunks and words written with their rows, in one transaction."""
         if not group:
             return
-        new = [NewChunk(chunk_id(c), c.path, c.start_line, c.end_line, c.kind, c.name, c.language, c.text,
-                        PENDING if self._embeds(entry) else LEXICAL)
-               for entry, chunks in group for c in chunks]
+        new = [(chunk_id(c), c, PENDING if self._embeds(entry) else LEXICAL) for entry, chunks in group for c in chunks]
         self._drop_vectors(manifest.write_files([entry for entry, _ in group], new))
         summary.chunks_written += len(new)
         if self.progress:
@@ -553,10 +549,11 @@ class Indexer:
                groups: int | None = None) -> None:
         """The dense phase: chunks waiting for vectors embedded a group at a time, in an order that
         favours no role (codeasst.index.chunkdb.ChunkTable.pending); none when more than `limit` wait."""
-        waiting = manifest.chunks.counts()["pending"]
+        counts = manifest.chunks.counts()
+        waiting = counts["pending"]
         if not waiting or (limit is not None and waiting > limit):
             return
-        self._kept_vectors = max(KEPT_VECTORS, 2 * manifest.chunks.counts()["chunks"])
+        self._kept_vectors = max(KEPT_VECTORS, 2 * counts["chunks"])
         if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
             self.progress.start_embedding(waiting)
         self.embedder.load()

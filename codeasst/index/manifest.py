@@ -18,6 +18,7 @@ from pathlib import Path
 
 from codeasst.errors import IndexCorrupt
 from codeasst.index import chunkdb
+from codeasst.index.chunker import Chunk
 
 SCHEMA_VERSION = 5
 
@@ -90,10 +91,10 @@ class Manifest:
             [(e.path, e.size, e.mtime_ns, e.sha256, e.chunks, e.skipped, int(e.fallback), e.role) for e in entries],
         )
 
-    def write_files(self, entries: list[Entry], chunks: list[chunkdb.NewChunk]) -> list[str]:
-        """Replace these files' rows and chunks in one transaction; the ids of the vectors that no
-        chunk of theirs has any longer (to drop from the vector store)."""
-        new_ids = {c.id for c in chunks}
+    def write_files(self, entries: list[Entry], chunks: list[tuple[str, Chunk, int]]) -> list[str]:
+        """Replace these files' rows and chunks, (id, chunk, state), in one transaction; the ids of
+        the vectors that no chunk of theirs has any longer (to drop from the vector store)."""
+        new_ids = {id_ for id_, _, _ in chunks}
         with self._transaction():
             old = set(self.chunks.remove_paths([e.path for e in entries]))
             self.chunks.add(chunks, old)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from codeasst.backends.base import Vector
-from codeasst.index.chunkdb import Hit
+from codeasst.index.chunkdb import Hit, dense_share
 from codeasst.index.manifest import Manifest
 from codeasst.index.vectors import VectorStore
 
@@ -30,8 +30,7 @@ class ChunkStore:
 
     def dense(self) -> dict[str, int]:
         """How many of the chunks that get vectors have one: {"embedded": N, "total": M}."""
-        counts = self.table.counts()
-        return {"embedded": counts["embedded"], "total": counts["embedded"] + counts["pending"]}
+        return dense_share(self.table.counts())
 
     def count(self) -> int:
         return self.table.counts()["chunks"]
