@@ -137,3 +137,37 @@ def test_complete_over_http_keeps_the_prefix_warm_and_refuses_bad_requests(serve
     # an option the server cannot honour is refused, not run beside it on the same store
     refused = run_cli("index", "--chunk-chars", "500", cwd=root, check_rc=75)
     assert "owns this repository's index" in refused.stderr
+
+
+def test_a_running_server_embeds_what_a_search_left_waiting_and_says_so_until_done(make_repo):
+    """Lexical first: a search leaves the vectors to later (search_embed_limit 0 here, as in a big
+    repository), and `codeasst serve` embeds them in the background; /v1/status and a search through
+    it say how far it has come, then answer with every vector. Real embedder, Chroma and HTTP."""
+    kinds = [f"{a}{b}" for a in ("alpha", "bravo", "delta", "kilo", "lima", "tango") for b in
+             ("red", "green", "blue", "amber", "violet", "cyan", "white", "black", "grey", "pink",
+              "gold", "teal", "navy", "rust", "sand", "mint", "plum", "jade", "onyx", "ruby")]
+    root = make_repo({f"pkg/m{i}.py": f"def handle_{kind}(request):\n    '''Handle the {kind} request.'''\n"
+                      f"    return request.reply({i})\n" for i, kind in enumerate(kinds)})
+    query = "handle the tangomint request"
+    lexical = {"CODEASST_INDEX__SEARCH_EMBED_LIMIT": "0"}
+    first = run_cli("search", query, "--no-llm", "--json", "-C", str(root), env=lexical)
+    assert "not yet embedded: dense search covers 0 of 120 chunks" in first.stderr
+    assert json.loads(first.stdout)[0]["path"] == f"pkg/m{kinds.index('tangomint')}.py"
+
+    port = free_port()
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "-C", str(root)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **lexical})
+    try:
+        wait_for_port(port, 300)
+        deadline = time.time() + 300
+        while (dense := run_json("status", cwd=root)["dense"]) != {"embedded": 120, "total": 120}:
+            assert dense["total"] == 120 and time.time() < deadline, dense
+            time.sleep(0.5)
+        after = run_cli("search", query, "--no-llm", "--json", cwd=root)
+        assert "not yet embedded" not in after.stderr
+        assert json.loads(after.stdout)[0]["path"] == f"pkg/m{kinds.index('tangomint')}.py"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert run_json("status", "-C", str(root))["store_problem"] is None
