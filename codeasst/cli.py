@@ -265,6 +265,27 @@ def search(
 
 
 @app.command()
+def refs(
+    name: Annotated[str, typer.Argument(help="A function, class or method: bare (`run`), a dotted tail "
+                                        "(`Indexer.run`) or qualified.")],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=10000, help="How many callers to list.")] = 50,
+    unresolved: Annotated[bool, typer.Option("--unresolved", help="Also name the calls the graph cannot "
+                                             "resolve.")] = False,
+    repo: RepoOption = Path("."),
+    as_json: JsonOption = False,
+) -> None:
+    """Show where NAME is defined, who calls it and what it calls, from the code graph."""
+    from codeasst.tasks.refs import place_lines, references
+
+    services = _services(repo)
+    places = references(services, name, limit=limit)
+    if as_json:
+        _emit_json([p.to_json() for p in places])
+        return
+    typer.echo("\n".join(place_lines(places, show_unresolved=unresolved)))
+
+
+@app.command()
 def ask(
     question: Annotated[str | None, typer.Argument(help="A question about the code, in any language; "
                                                    "without it, piped stdin is the question.")] = None,

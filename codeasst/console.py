@@ -120,6 +120,8 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
                      "of fixtures, generated, vendored and data files")
     if summary.get("repaired"):
         lines.append(f"Repaired: {summary['repaired']}; embedded them again.")
+    if summary.get("graph_note"):
+        lines.append(f"Code graph: {summary['graph_note']}.")
     if summary.get("fallbacks"):
         langs = ", ".join(f"{lang} {_plural(n, 'file')}" for lang, n in sorted(summary["fallbacks"].items()))
         lines.append(f"Chunked by line windows because parsing found no structure: {langs}")

@@ -32,6 +32,7 @@ from codeasst.errors import IndexLocked, IndexProblem
 from codeasst.index import chunker, plan
 from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, dense_share
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
+from codeasst.index.graphdb import CodeGraph
 from codeasst.index.manifest import Entry, Manifest
 from codeasst.index.roles import ROLES_VERSION, role_of
 from codeasst.index.store import ChunkStore
@@ -79,6 +80,8 @@ class IndexSummary:
     lexical_s: float = 0.0  # until every file's chunks and words were written: search answers from here
     embed_s: float = 0.0
     repaired: str | None = None  # how the vector store was brought back in line with the manifest
+    graph: dict[str, int] = field(default_factory=dict)  # files the code graph read and dropped
+    graph_note: str | None = None  # why the code graph was started afresh, if it was
 
     def skipped_by_reason(self) -> dict[str, int]:
         return dict(Counter(item["reason"].split(" (")[0] for item in self.skipped))
@@ -333,6 +336,7 @@ class Indexer:
             manifest = Manifest(self.manifest_path)
             try:
                 self._run(manifest, summary, rebuild, verify)
+                self._sync_graph(manifest, summary)
                 summary.lexical_s = round(time.perf_counter() - started, 3)
                 self._embed(manifest, summary, embed_limit)
                 self._finish(manifest, summary)
@@ -360,7 +364,8 @@ class Indexer:
 
     def _wipe(self) -> None:
         """Remove the local index files whatever state they are in, then empty the collection."""
-        for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "bm25-chunks.sqlite"):
+        for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "bm25-chunks.sqlite",
+                     "graph.sqlite", "graph.sqlite-wal", "graph.sqlite-shm"):
             (self.index_dir / name).unlink(missing_ok=True)
         self._store = None  # its client would write to the files deleted next
         VectorStore.destroy_local(self.index_dir)
@@ -438,6 +443,20 @@ class Indexer:
             self._replan(manifest, {p: e for p, e in manifest.entries().items() if e.chunks and p not in deleted})
         if todo:
             self._write(todo, manifest, summary, entries)
+
+    def graph(self) -> CodeGraph:
+        """The code graph (codeasst.index.graphdb), as the last run left it."""
+        return CodeGraph(self.index_dir / "graph.sqlite")
+
+    def _sync_graph(self, manifest: Manifest, summary: IndexSummary) -> None:
+        """The code graph brought in line with the files just written, file by file."""
+        files = {p: e.sha256 for p, e in manifest.entries().items() if e.chunks}
+        code_graph = self.graph()
+        try:
+            summary.graph = code_graph.sync(self.root, files)
+            summary.graph_note = code_graph.note
+        finally:
+            code_graph.close()
 
     def _finish(self, manifest: Manifest, summary: IndexSummary) -> None:
         final = manifest.entries()

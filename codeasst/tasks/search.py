@@ -100,6 +100,8 @@ def _update(services: Services, indexer: Indexer, progress: Progress | None,
         return None
     if summary.repaired:
         services.note(f"{summary.repaired}; mended")
+    if summary.graph_note:
+        services.note(summary.graph_note)
     return summary
 
 

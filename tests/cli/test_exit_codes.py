@@ -63,6 +63,12 @@ def _corrupt(p: Places) -> None:  # of an indexed repository
     (index_dir(p.repo) / "chroma" / "chroma.sqlite3").write_bytes(b"garbage" * 1000)
 
 
+def _corrupt_manifest(p: Places) -> None:  # refs reads no vectors, but the manifest it must
+    for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm"):
+        (index_dir(p.repo) / name).unlink(missing_ok=True)
+    (index_dir(p.repo) / "manifest.sqlite").write_bytes(b"garbage" * 1000)
+
+
 def _bad_config(p: Places) -> None:
     (p.repo / ".codeasst.toml").write_text("[index]\nchunk_chars = 'big'\n")
 
@@ -111,6 +117,11 @@ CASES = [
          env=NO_STORE, indexed=True),
     Case("status", "nothing indexed is an answer", 0, lambda p: ["-C", p.empty], ""),
 
+    Case("refs", "an empty name", 2, lambda p: ["  ", "-C", p.repo], "give a NAME"),
+    Case("refs", "--limit out of range", 2, lambda p: ["x", "--limit", "0", "-C", p.repo], "Invalid value for '--limit'"),
+    Case("refs", "a name nothing defines", 1, lambda p: ["no_such_name_here", "-C", p.repo], "no definition named"),
+    Case("refs", "a corrupted manifest", 3, lambda p: ["x", "-C", p.repo], "codeasst index --rebuild",
+         setup=_corrupt_manifest, indexed=True),
     Case("search", "an empty query", 2, lambda p: ["  ", "-C", p.repo], "the question is empty"),
     Case("search", "no query and nothing piped", 2, lambda p: ["-C", p.repo], "give a QUERY"),
     Case("search", "-k out of range", 2, lambda p: ["x", "-k", "0", "-C", p.repo], "Invalid value for '-k'"),
@@ -286,7 +297,7 @@ _FIRST_STEP = {
     "eval retrieval": "codeasst.evals.retrieval.evaluate",
     "eval ask": "codeasst.evals.ask.evaluate",
 }
-_ARGS = {"search": ["x"], "ask": ["x"], "complete": ["-", "--line", "1", "--col", "1"], "fix": ["-"],
+_ARGS = {"search": ["x"], "ask": ["x"], "refs": ["x"], "complete": ["-", "--line", "1", "--col", "1"], "fix": ["-"],
          "eval retrieval": ["q.jsonl"], "eval ask": ["q.jsonl"], "eval fix": ["d.jsonl"], "eval fim": ["d.jsonl"],
          "eval unittest": ["repo"], "eval fix-modules": ["set.toml"]}
 

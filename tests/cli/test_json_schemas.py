@@ -20,6 +20,7 @@ SCHEMAS_OF = {
     "index": ["index", "index-explain"],
     "status": ["status"],
     "search": ["search"],
+    "refs": ["refs"],
     "ask": ["ask"],
     "complete": ["complete"],
     "stats": ["stats"],
@@ -108,6 +109,10 @@ def _status(w: World) -> list:
 def _search(w: World) -> list:
     return [w.invoke("search", "invoice total", "--no-llm", "-C", w.repo, "--json").json(),
             w.invoke("search", "invoice total", "-k", "1", "-C", w.repo, "--json").json()]
+
+
+def _refs(w: World) -> list:
+    return [w.invoke("refs", "add", "-C", w.repo, "--json").json()]
 
 
 def _ask(w: World) -> list:
@@ -243,7 +248,7 @@ def _eval_fix_modules(w: World) -> list:
 
 
 CASES: dict[str, Callable] = {
-    "index": _index, "index-explain": _index_explain, "status": _status, "search": _search, "ask": _ask,
+    "index": _index, "index-explain": _index_explain, "status": _status, "search": _search, "refs": _refs, "ask": _ask,
     "complete": _complete, "stats": _stats, "fix": _fix, "models": _models, "models-check": _models_check,
     "config": _config, "trust": _trust, "trust-revoke": _trust_revoke, "trust-list": _trust_list, "paths": _paths,
     "serve-info": _serve_info,

@@ -1,0 +1,111 @@
+"""`codeasst refs NAME`: a definition's place, its callers and its callees, from the code graph.
+
+The index is brought up to date first (words and graph; vectors are not needed). A NAME may be
+qualified (`pkg.mod.Class.meth`), a dotted tail (`Class.meth`) or bare (`meth`); every
+definition it names is shown, the plainest first (codeasst.index.graphdb.CodeGraph.find).
+Calls the graph cannot resolve (a method on a receiver whose type the code does not say, a
+builtin, another package) are counted and named as such, never guessed.
+"""
+
+from __future__ import annotations
+
+from contextlib import closing
+from dataclasses import dataclass, field
+
+from codeasst.errors import CodeasstError, IndexLocked, UsageError
+from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow
+from codeasst.services import Services
+
+CALL_KINDS = ("call", "ref")
+
+
+@dataclass
+class Place:
+    definition: DefRow
+    callers: list[EdgeRow] = field(default_factory=list)
+    callers_unresolved: int = 0  # calls by this name on receivers of unknown type
+    callees: list[tuple[EdgeRow, list[DefRow]]] = field(default_factory=list)
+    bases: list[DefRow] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        data = self.definition.to_json()
+        data["callers"] = [{"qname": e.src.qname, "path": e.path, "line": e.line, "kind": e.kind}
+                           for e in self.callers]
+        data["callers_unresolved"] = self.callers_unresolved
+        data["callees"] = [{"name": e.name, "line": e.line, "kind": e.kind,
+                            "resolved": [d.to_json() for d in found],
+                            **({} if found else {"unresolved": unresolved_reason(e)})}
+                           for e, found in self.callees]
+        data["bases"] = [b.to_json() for b in self.bases]
+        return data
+
+
+def unresolved_reason(edge: EdgeRow) -> str:
+    if edge.target is None:
+        return "dynamic: the receiver's type is not in the code" if edge.kind == "call" else "not resolved"
+    return f"outside the repository ({edge.target})"
+
+
+def references(services: Services, name: str, *, limit: int = 50, update_index: bool = True) -> list[Place]:
+    """Every definition NAME names, with up to `limit` callers and all its callees."""
+    if not name.strip():
+        raise UsageError("give a NAME: a function, class or method, bare or qualified")
+    indexer = services.indexer()
+    if update_index:
+        if not indexer.has_index():
+            services.note(f"no index for {services.repo.root} yet: indexing it first")
+        try:
+            summary = indexer.run(embed_limit=0)  # the graph needs no vectors
+            if summary.graph_note:
+                services.note(summary.graph_note)
+        except IndexLocked:
+            services.note("the index is being updated by another process; reading the graph as it is")
+    with closing(indexer.graph()) as code_graph:
+        if code_graph.note:
+            services.note(code_graph.note)
+        found = code_graph.find(name)
+        if not found:
+            raise CodeasstError(f"no definition named {name!r} in the code graph",
+                                hint="try a shorter or a qualified name; `codeasst search` finds code by words")
+        return [place(code_graph, d, limit) for d in found]
+
+
+def place(code_graph: CodeGraph, d: DefRow, limit: int = 50) -> Place:
+    callers, unresolved = code_graph.in_edges(d, CALL_KINDS, limit=limit)
+    callees = code_graph.out_edges(d, ("call",)) if d.kind != "class" else []
+    bases = code_graph.bases(d.qname) if d.kind == "class" else []
+    return Place(d, callers, unresolved, callees, bases)
+
+
+def place_lines(places: list[Place], show_unresolved: bool = False) -> list[str]:
+    """What `codeasst refs` prints."""
+    lines: list[str] = []
+    for p in places:
+        d = p.definition
+        if lines:
+            lines.append("")
+        lines.append(f"{d.qname}  ({d.kind})  {d.path}:{d.line}")
+        if d.signature:
+            lines.append(f"  {d.signature}")
+        if d.doc:
+            lines.append(f"  {d.doc}")
+        if p.bases:
+            lines.append("bases: " + ", ".join(f"{b.qname} ({b.path}:{b.line})" for b in p.bases))
+        more = f"; {p.callers_unresolved} more calls by this name on receivers of unknown type" \
+            if p.callers_unresolved else ""
+        lines.append(f"callers ({len(p.callers)}{more}):")
+        lines += [f"  {e.path}:{e.line}  {e.src.qname}" + ("  (passes it on)" if e.kind == "ref" else "")
+                  for e in p.callers]
+        resolved = [(e, found) for e, found in p.callees if found]
+        unresolved = [e for e, found in p.callees if not found]
+        lines.append(f"callees ({len(resolved)}; {len(unresolved)} unresolved):")
+        seen: set[int] = set()
+        for e, found in resolved:
+            for target in found:
+                if target.id not in seen:
+                    seen.add(target.id)
+                    lines.append(f"  {e.path}:{e.line}  {target.qname}  -> {target.path}:{target.line}")
+        if show_unresolved and unresolved:
+            lines.append("unresolved: " + ", ".join(sorted({f"{e.name} ({unresolved_reason(e)})"
+                                                              for e in unresolved})))
+    return lines

@@ -1,0 +1,46 @@
+"""`codeasst refs` through the CLI: the real index, tree-sitter and SQLite graph, kept up to date
+with the files, and mended when damaged."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import assert_one_line_error, run_cli, run_json
+from tests.unit.test_graph import PY
+
+
+def test_refs_shows_callers_and_callees_and_follows_the_files(make_repo):
+    root = make_repo(PY)
+    (place,) = run_json("refs", "Engine.step", "-C", str(root))
+    assert (place["qname"], place["path"], place["line"]) == ("pkg.core.Engine.step", "pkg/core.py", 16)
+    resolved = {c["name"]: [r["qname"] for r in c["resolved"]] for c in place["callees"]}
+    assert resolved == {"helper": ["pkg.util.helper"], "other": ["pkg.util.other"], "step": ["pkg.core.Base.step"]}
+
+    (helper,) = [p for p in run_json("refs", "helper", "-C", str(root)) if p["path"] == "pkg/util.py"]
+    assert {c["qname"] for c in helper["callers"]} == {"pkg.core.Engine.step", "pkg.util.other", "app.main.main"}
+
+    text = run_cli("refs", "Base.step", "--unresolved", "-C", str(root)).stdout
+    assert "pkg/core.py:19  pkg.core.Engine.step" in text  # super().step()
+    assert "more calls by this name on receivers of unknown type" in text  # thing.step() in drive
+
+    (root / "pkg/util.py").unlink()  # the graph follows the index: no edge points into nothing
+    (place,) = run_json("refs", "Engine.step", "-C", str(root))
+    gone = {c["name"]: c for c in place["callees"]}
+    assert gone["helper"]["resolved"] == [] and "outside the repository" in gone["helper"]["unresolved"]
+
+    assert_one_line_error(run_cli("refs", "other", "-C", str(root), check_rc=None), 1,
+                          "no definition named 'other'")
+
+
+def test_a_damaged_graph_is_rebuilt_with_a_note(make_repo):
+    root = make_repo(PY)
+    run_cli("refs", "ping", "-C", str(root))
+    graph = next((root / ".codeasst").rglob("graph.sqlite")) if (root / ".codeasst").exists() else None
+    if graph is None:  # the index lives in the user's data directory
+        from codeasst.services import build_services
+
+        graph = build_services(root, {}).repo.index_dir / "graph.sqlite"
+    for extra in ("-wal", "-shm"):
+        graph.with_name(graph.name + extra).unlink(missing_ok=True)
+    graph.write_bytes(b"\0garbage" * 512)
+    proc = run_cli("refs", "ping", "-C", str(root))
+    assert "code graph graph.sqlite was unreadable" in proc.stderr and "rebuilt" in proc.stderr
+    assert "pkg/core.py:26  pkg.core.pong  -> pkg/core.py:29" in proc.stdout
