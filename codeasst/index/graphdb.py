@@ -111,10 +111,9 @@ class CodeGraph:
             raise _Outdated(f"built by another version of codeasst ({version[0] if version else '?'})")
 
     def _reset(self, note: str) -> None:
-        try:
-            self._db.close()
-        except Exception:  # noqa: BLE001 - it may never have opened
-            pass
+        db = getattr(self, "_db", None)  # None when it never opened
+        if db is not None:
+            db.close()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         self.note = note
@@ -196,9 +195,8 @@ class CodeGraph:
                              [(module, name, target, path) for name, target in file_graph.bindings.items()])
 
     def counts(self) -> dict[str, int]:
-        one = lambda sql: self._db.execute(sql).fetchone()[0]  # noqa: E731
-        return {"files": one("SELECT COUNT(*) FROM files"), "definitions": one("SELECT COUNT(*) FROM defs"),
-                "edges": one("SELECT COUNT(*) FROM edges")}
+        return {name: self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                for name, table in (("files", "files"), ("definitions", "defs"), ("edges", "edges"))}
 
     # --- reading ---
 
@@ -228,6 +226,10 @@ class CodeGraph:
         if line is None:
             return self._defs("path = ? ORDER BY line", (path,))
         return self._defs("path = ? AND line <= ? AND end_line >= ? ORDER BY line DESC", (path, line, line))
+
+    def members(self, cls: DefRow) -> list[DefRow]:
+        """The methods a class defines itself, in source order."""
+        return self._defs("path = ? AND parent = ? ORDER BY line", (cls.path, cls.id))
 
     def resolve(self, target: str | None, _hops: int = 0) -> list[DefRow]:
         """The definitions an edge's target names; [] when it leads to none in the repository."""

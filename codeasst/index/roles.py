@@ -16,7 +16,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 # Bump when a rule changes: stored roles are recomputed (no re-embedding).
-ROLES_VERSION = "2"
+ROLES_VERSION = "3"
 ROLES = ("implementation", "test", "fixture", "docs", "example", "benchmark", "config", "generated", "vendored")
 
 _VENDORED_DIRS = {
@@ -27,7 +27,10 @@ _VENDORED_DIRS = {
     "thirdparty",
     "third-party",
     "extern",
+    "_extern",
     "external",
+    "externals",
+    "_vendored",
     "node_modules",
     "bower_components",
 }
@@ -170,11 +173,17 @@ _JS_TEST_TEXT = re.compile(r"""(from|require\()\s*['"](vitest|@jest/globals|moch
 _JS_TEST_CALL = re.compile(r"^\s*(describe|it|test)\(\s*['\"`]", re.MULTILINE)
 
 
+def _in_nested_packages(dirs: tuple[str, ...]) -> bool:
+    """A copy of another package inside a package: `requests/packages/urllib3/...`. A `packages/`
+    folder at the root holds a monorepo's own packages, not copies."""
+    return any(d == "packages" and 0 < i < len(dirs) - 1 for i, d in enumerate(dirs))
+
+
 def role_of(path: str, text: str | None = None) -> str:
     """The role of the file at `path` (repository-relative, POSIX), `text` being its content if read."""
     parts = PurePosixPath(path.lower()).parts
     dirs, name = parts[:-1], parts[-1] if parts else ""
-    if any(d in _VENDORED_DIRS for d in dirs):
+    if any(d in _VENDORED_DIRS for d in dirs) or _in_nested_packages(dirs):
         return "vendored"
     if _GENERATED_NAMES.search(name) or (text is not None and _GENERATED_TEXT.search(text[:600])):
         return "generated"

@@ -16,13 +16,15 @@ from pathlib import Path
 from codeasst import prompt
 from codeasst.backends.base import GenerationParams
 from codeasst.errors import UsageError
+from codeasst.index.graphdb import CodeGraph
 from codeasst.index.indexer import Progress
 from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval
 from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
-from codeasst.tasks import checking, grounding
+from codeasst.tasks import checking, flow, grounding
+from codeasst.tasks.relations import RelationCheck
 from codeasst.tasks.search import find, hits_json
 
 SYSTEMS = ("checked", "grounded", "baseline")
@@ -145,13 +147,27 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
     piped = stdin_text[-(cfg.context_chars // 2):] if stdin_text else ""
     budget = cfg.context_chars - len(piped)
     definitions: list[checking.Definition] = []
+    code_graph: CodeGraph | None = None
+    flow_text = ""
     if system == "baseline":
         result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
         messages = prompt.load("ask").messages(context=render_context(result.hits, piped), question=bounded)
         shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in result.hits]
     else:
+        in_order = 0
+        if system == "checked":
+            code_graph = _open_graph(services)
+            if code_graph is not None and flow.asks_for_flow(bounded):
+                entry = flow.entry_of(code_graph, [f.hit for f in result.hits], bounded)
+                if entry is not None:
+                    path = flow.flow(code_graph, entry, bounded)
+                    flow_text = path.render()
+                    chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
+                    if chain:  # the model reads the definitions on the chain whole, in call order
+                        result.hits = result.hits[:1] + chain + result.hits[1:]
+                        in_order = 1 + len(chain)
         answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget,
-                                                    WHOLE_CHARS if system == "checked" else EXCERPT_CHARS)
+                                                    WHOLE_CHARS if system == "checked" else EXCERPT_CHARS, in_order)
         if system == "checked":
             definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                         intent.WANTED[result.intent], services.repo.root)
@@ -160,7 +176,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
         messages = prompt.load("ask_checked" if system == "checked" else "ask_grounded").messages(
             context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
         shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
-    lead_text = checking.render_lead(definitions)
+    lead_text = checking.render_lead(definitions) + flow_text
     messages = messages[:1] + _earlier_turns(history) + messages[1:]
     llm = services.llm
     answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(messages))
@@ -178,7 +194,8 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
                                      attached=True))
 
         citing = grounding.CitingStream(answer.excerpts, on_attach) if system != "baseline" else None
-        checker = checking.LineChecker(answer.excerpts, bounded) if system == "checked" else None
+        relations = RelationCheck(code_graph, services.repo.root).why_wrong if code_graph is not None else None
+        checker = checking.LineChecker(answer.excerpts, bounded, relations) if system == "checked" else None
 
         def show(text: str) -> Iterator[str]:
             """Every token gives the caller a turn, text or not: a server learns at the next token
@@ -238,8 +255,17 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
         known = grounding.repo_words(services.repo.root, services.indexer().indexed_files())
         answer.ungrounded = grounding.ungrounded(answer.identifiers, known)
         answer.timings["total_s"] = round(time.perf_counter() - started, 3)
+        if code_graph is not None:
+            code_graph.close()
 
     return answer, stream()
+
+
+def _open_graph(services: Services) -> CodeGraph | None:
+    """The code graph as the index update left it; None where there is none yet (an index made
+    by another process that holds the lock): the answer comes without the flow and relation check."""
+    path = services.indexer().index_dir / "graph.sqlite"
+    return CodeGraph(path) if path.exists() else None
 
 
 # A follow-up this short leans on the question before it for its subject.

@@ -8,11 +8,15 @@ explanation with every sentence held to the excerpt it cites.
   cites none): a code name, a number or a quoted string that occurs in none of them is a claim
   codeasst cannot back, so the sentence is left out and listed. A repeated sentence or item is
   left out, and an opening line ("... in the following excerpts:") with nothing after it too.
+- A sentence that states a relation between two code names ("A calls B", "A is called by B",
+  returns, raises, inherits from) is held to the code graph (codeasst.tasks.relations): a
+  relation the code does not have, a backwards one included, is left out with why.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -253,9 +257,11 @@ class LineChecker:
     what may be shown, a sentence at a time as each ends: each sentence checked, repeats, a
     dangling opener and code left out."""
 
-    def __init__(self, excerpts: list[grounding.Excerpt], question: str) -> None:
+    def __init__(self, excerpts: list[grounding.Excerpt], question: str,
+                 relations: Callable[[str, list[str]], str | None] | None = None) -> None:
         self.excerpts = excerpts
         self.question = question
+        self.relations = relations  # why a relation the sentence states is not in the code (tasks/relations.py)
         self.pending = ""
         self.held = ""  # an opening line ending in ":", shown only if something follows it
         self.seen: set[str] = set()
@@ -313,8 +319,14 @@ class LineChecker:
             self.dropped.append((sentence.strip(), "repeats an earlier sentence"))
             return False
         missing = unbacked(sentence, self._sources(sentence + " " + places), self.question)
+        wrong = None
         if missing:
-            self.dropped.append((sentence.strip(), "not in the excerpts it cites: " + ", ".join(missing[:3])))
+            wrong = "not in the excerpts it cites: " + ", ".join(missing[:3])
+        elif self.relations is not None:
+            cited = sorted({e.path for e in self.excerpts if e.place in sentence + " " + places})
+            wrong = self.relations(sentence, cited)
+        if wrong:
+            self.dropped.append((sentence.strip(), wrong))
             self.failed += 1
             self.done = self.done or self.failed >= MAX_FAILED_IN_A_ROW
             return False

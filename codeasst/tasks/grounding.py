@@ -105,9 +105,12 @@ def window(text: str, start_line: int, question: str, max_chars: int) -> tuple[i
     return start_line + first, start_line + last - 1, "\n".join(lines[first:last])
 
 
-def select_excerpts(hits: list[Fused], question: str, budget_chars: int, per_excerpt_chars: int) -> list[Excerpt]:
+def select_excerpts(hits: list[Fused], question: str, budget_chars: int, per_excerpt_chars: int,
+                    in_order: int = 0) -> list[Excerpt]:
     """Excerpts of the hits in rank order, each cut to `per_excerpt_chars`, while they fit the
-    budget; numbered in the order the model reads them (strongest at both ends)."""
+    budget; numbered in the order the model reads them: the first `in_order` hits first, as
+    given (the best hit and the definitions it calls, in call order), then the rest strongest
+    at both ends."""
     chosen, used = [], 0
     for rank, item in enumerate(hits):
         hit = item.hit
@@ -116,7 +119,8 @@ def select_excerpts(hits: list[Fused], question: str, budget_chars: int, per_exc
             continue
         chosen.append((rank, hit, start, end, text))
         used += len(text)
-    ordered = against_lost_in_the_middle(chosen)
+    keep = [c for c in chosen if c[0] < in_order]
+    ordered = keep + against_lost_in_the_middle([c for c in chosen if c[0] >= in_order])
     return [Excerpt(n, hit.path, start, end, hit.name, text, rank)
             for n, (rank, hit, start, end, text) in enumerate(ordered, start=1)]
 

@@ -46,6 +46,10 @@ from codeasst.retrieve.intent import intent_of, weigh
     ("dist/index.js", "generated"),
     ("vendor/github.com/x/y.go", "vendored"),
     ("src/pkg/_vendor/six.py", "vendored"),
+    ("requests/packages/urllib3/connectionpool.py", "vendored"),  # a package's copy of another
+    ("astropy/extern/ply/lex.py", "vendored"),
+    ("packages/core/src/index.ts", "implementation"),  # a monorepo's own packages
+    ("src/packages.py", "implementation"),
 ])
 def test_role_from_the_path(path, role):
     assert role_of(path) == role

@@ -1,0 +1,173 @@
+"""The flow lead of `ask`: for a "how does / what happens when / where is X used" question, the
+path through the code, from the code graph (codeasst.index.graphdb), built without the model.
+
+The entry is the definition retrieval's best hit shows (or, in a whole file, the one whose name
+and docstring share most words with the question). From there the resolved calls are followed,
+breadth first, a few levels deep, and the chain ends at the definition that shares most words
+with the question: the one that does the work. Each step is shown with `path:line` and the
+first sentence of its docstring; a question about uses lists the entry's callers instead. The
+chain's definitions are also what the model reads first, whole and in call order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeasst.index.chunkdb import Hit
+from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow
+from codeasst.index.roles import role_of
+from codeasst.retrieve.fuse import Fused
+from codeasst.tasks import grounding
+
+FLOW = re.compile(
+    r"^\W*(?:how\b|what happens|in what (?:order|way)|walk me through|trace\b|explain how|"
+    r"what (?:is|are) the (?:flow|process|sequence|steps|mechanism|path)|"
+    r"(?:which|what) (?:\w+ ){0,3}(?:calls?|invokes?|uses?|runs?|triggers?)\b|who calls|where (?:is|are)\b.*\b(?:used|called|invoked))",
+    re.IGNORECASE)
+USES = re.compile(r"\b(?:where (?:is|are)\b.*\b(?:used|called|invoked)|who calls|what calls|callers?\b|"
+                  r"used by|called by|(?:which|what) (?:\w+ ){0,3}(?:calls?|uses?|invokes?)\b)", re.IGNORECASE)
+DEPTH = 3
+MAX_VISITED = 80
+MAX_CHAIN = 5
+MAX_CALLERS = 5
+CODE_ROLES = frozenset({"implementation"})
+
+
+@dataclass
+class Flow:
+    chain: list[DefRow]  # the entry first, then each definition the one before calls
+    lines: list[int] = field(default_factory=list)  # the line of each call, in the caller's file
+    callers: list[EdgeRow] = field(default_factory=list)
+    uses: bool = False  # the question asks where the entry is used
+
+    def render(self) -> str:
+        if len(self.chain) < 2 and not self.callers:
+            return ""
+        out = ["How it flows (from the code graph):"]
+        for i, d in enumerate(self.chain):
+            doc = f": {d.doc}" if d.doc else ""
+            how = "" if i == 0 else f"calls (at line {self.lines[i]}) " if self.lines[i] else "its method "
+            out.append(f"{i + 1}. {how}`{_short(d.qname)}` at {d.path}:{d.line}{doc}")
+        if self.callers:
+            seen = []
+            for e in self.callers:
+                if e.src.qname not in {s.src.qname for s in seen}:
+                    seen.append(e)
+            out.append("Called by: " + ", ".join(f"`{_short(e.src.qname)}` ({e.path}:{e.line})"
+                                                 for e in seen[:MAX_CALLERS]))
+        return "\n".join(out) + "\n\n"
+
+
+def _short(qname: str) -> str:
+    """`pkg.mod.Class.meth` -> `Class.meth`; `pkg.mod.func` -> `func` (the path says the rest)."""
+    parts = qname.split(".")
+    return ".".join(parts[-2:]) if len(parts) >= 2 and parts[-2][:1].isupper() else parts[-1]
+
+
+def asks_for_flow(question: str) -> bool:
+    return bool(FLOW.search(question))
+
+
+def _words(text: str) -> set[str]:
+    return grounding._content_words(text)
+
+
+def _relevance(d: DefRow, wanted: set[str]) -> int:
+    """Words shared with the question: those of the name count twice (it says what it does)."""
+    named = _words(d.name) & wanted
+    return 2 * len(named) + len((_words(d.doc) & wanted) - named)
+
+
+def entry_of(code_graph: CodeGraph, hits: list, question: str, limit: int = 3) -> DefRow | None:
+    """The definition the best code hits show: the first hit that is a definition, else, in a
+    file or a module's top level, the definition that shares most words with the question."""
+    wanted = _words(question)
+    code = [h for h in hits[:limit] if getattr(h, "role", "implementation") in CODE_ROLES]
+    for hit in code:
+        if hit.kind in ("function", "method", "class"):
+            holding = [d for d in code_graph.in_file(hit.path) if d.kind != "module"
+                       and hit.start_line <= d.line <= hit.end_line]
+            holding = holding or [d for d in code_graph.in_file(hit.path, hit.start_line) if d.kind != "module"]
+            if holding:
+                return min(holding, key=lambda d: (d.line, -d.end_line))
+    for hit in code:
+        in_file = [d for d in code_graph.in_file(hit.path) if d.kind != "module"]
+        inside = in_file if hit.start_line == 1 else [d for d in in_file if hit.start_line <= d.line <= hit.end_line]
+        if not inside:
+            continue
+        used = code_graph.referenced({d.name for d in inside})
+        best = max(inside, key=lambda d: (_relevance(d, wanted), d.kind != "class", used.get(d.name, 0), -d.line))
+        if _relevance(best, wanted):
+            return best
+    return None
+
+
+def flow(code_graph: CodeGraph, entry: DefRow, question: str) -> Flow:
+    """The chain of calls from `entry` to the definition that does the work, and its callers
+    when the question asks where it is used. Calls are followed through resolved edges only,
+    into product code; a cycle (recursion, mutual calls) is visited once."""
+    uses = bool(USES.search(question))
+    wanted = _words(question) - _words(entry.name)
+    parent: dict[int, tuple[DefRow, int] | None] = {entry.id: None}
+    depth = {entry.id: 0}
+    order = [entry]
+    frontier = [entry]
+    while frontier and len(order) < MAX_VISITED:
+        nxt = []
+        for d in frontier:
+            if depth[d.id] >= DEPTH:
+                continue
+            steps = [(edge.line, found) for edge, found in code_graph.out_edges(d, ("call",))]
+            if d.kind == "class":  # a class works through its methods
+                steps += [(0, [m]) for m in code_graph.members(d)]
+            for line, found in steps:
+                for target in found:
+                    if target.id in parent or target.kind == "module" or role_of(target.path) not in CODE_ROLES:
+                        continue
+                    parent[target.id] = (d, line)
+                    depth[target.id] = depth[d.id] + 1
+                    order.append(target)
+                    nxt.append(target)
+        frontier = nxt
+    scored = [(_relevance(d, wanted), -depth[d.id], -i) for i, d in enumerate(order)]
+    best_i = max(range(1, len(order)), key=lambda i: scored[i], default=None)
+    chain, lines = [entry], [0]
+    if best_i is not None and scored[best_i][0] > 0:
+        path: list[tuple[DefRow, int]] = []
+        node = order[best_i]
+        while parent[node.id] is not None:
+            caller, line = parent[node.id]
+            path.append((node, line))
+            node = caller
+        for d, line in reversed(path[-(MAX_CHAIN - 1):]) if len(path) >= MAX_CHAIN else reversed(path):
+            chain.append(d)
+            lines.append(line)
+    callers = code_graph.in_edges(entry, ("call", "ref"), limit=20)[0] if uses else []
+    callers = [e for e in callers if role_of(e.path) in CODE_ROLES] or callers
+    return Flow(chain, lines, callers, uses)
+
+
+def chain_hits(root: Path, chain: list[DefRow], have: list[Fused], max_chars: int) -> list[Fused]:
+    """The chain's definitions after the entry, whole (up to `max_chars`), as hits for the model to
+    read in call order; a definition a hit already shows whole is not repeated."""
+    out = []
+    for d in chain[1:]:
+        if any(f.hit.path == d.path and f.hit.start_line <= d.line and f.hit.end_line >= d.end_line for f in have):
+            continue
+        try:
+            lines = (root / d.path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        end = min(d.end_line, len(lines))
+        text = "\n".join(lines[d.line - 1:end])
+        while len(text) > max_chars and end > d.line:
+            end -= 1
+            text = "\n".join(lines[d.line - 1:end])
+        if not text.strip():
+            continue
+        hit = Hit(f"graph:{d.path}:{d.line}", d.path, d.line, end, d.kind, d.qname,
+                  "", text, 0.0, role_of(d.path))
+        out.append(Fused(hit, 0.0, ("graph",)))
+    return out
