@@ -761,6 +761,21 @@ def eval_ask(
         typer.echo("\n".join(report_lines(report)))
 
 
+@eval_app.command("relations")
+def eval_relations(
+    data: Annotated[Path, typer.Argument(help="JSONL: repo, sentence, cited files, true (the label), kind, origin.")],
+    as_json: JsonOption = False,
+) -> None:
+    """How many false relations the answer check leaves out, and how many true ones."""
+    from codeasst.evals.relations import evaluate, report_lines
+
+    report = evaluate(data.resolve())
+    if as_json:
+        _emit_json(report)
+    else:
+        typer.echo("\n".join(report_lines(report)))
+
+
 @eval_app.command("fix")
 def eval_fix(
     data: Annotated[Path, typer.Argument(help="JSONL: code, flake8 feedback, test_setup_code, tests.")],

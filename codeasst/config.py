@@ -100,7 +100,7 @@ class RetrievalSettings(_Section):
     """Most hits from one file, for diversity."""
 
     weights: dict[str, float] = {"dense": 1.0, "dense-en": 1.0, "hyde": 0.2, "rg": 0.1, "bm25-chunks": 0.5,
-                                 "stdin-places": 2.0, "stdin-dense": 0.5}
+                                 "bm25-files": 1.0, "stdin-places": 2.0, "stdin-dense": 0.5}
     """Weight of each retriever in rank fusion; `codeasst eval retrieval` is how to choose them.
     `bm25-chunks` (BM25 over chunks, short questions): 0.5, the best on the 156 tune rows of both
     question sets; 0.3 to 0.7 score alike there (docs/benchmarks.md, issue 28)."""

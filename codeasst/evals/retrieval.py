@@ -46,13 +46,14 @@ from codeasst.services import Services, build_services
 from codeasst.tasks.search import find
 
 RECALL_AT = (1, 3, 5, 10)
-SINGLE = ("dense", "dense-en", "hyde", "rg", "bm25-chunks")
+SINGLE = ("dense", "dense-en", "hyde", "rg", "bm25-chunks", "bm25-files")
 # Retrievers of long queries (codeasst.retrieve.reports), scored alone where a row used them.
 LONG_SINGLE = ("named", "definitions", "quotes", "bm25")
 BASELINE = "bm25-files baseline"
 # Search as it was before issue 28 (no file roles, no BM25 over chunks), from the same run's rankings.
 ROLES_OFF = "fused, before issue 28"
 NO_CHUNK_BM25 = "fused without bm25-chunks"  # this search with roles, less BM25 over chunks
+NO_FILE_BM25 = "fused without bm25-files"  # this search with roles, less BM25 over whole files
 DEFINITIONS_AT = (1, 5, 10)
 SPLITS = ("tune", "test")
 SPLIT_CHOICES = ("all", *SPLITS)
@@ -134,6 +135,9 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings,
         stages[ROLES_OFF] = rest
     if "bm25-chunks" in result.rankings:
         stages[NO_CHUNK_BM25] = intent.weigh(rest, result.intent) if cfg.roles else rest
+    if "bm25-files" in result.rankings:  # search before the file stage (issue 35)
+        before = fuse({k: v for k, v in result.rankings.items() if k != "bm25-files"}, cfg, long)
+        stages[NO_FILE_BM25] = intent.weigh(before, result.intent) if cfg.roles else before
     if "hyde" in result.rankings:
         stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:
@@ -567,7 +571,7 @@ def _block_lines(title: str, block: dict) -> list[str]:
     for key, label in (("by_repo", "repository"), ("by_answer_role", "role of the answer"), ("by_intent", "intent")):
         groups = block.get(key, {})
         if len(groups) > 1 or (groups and key != "by_repo"):
-            compared = [s for s in ("fused", NO_CHUNK_BM25, ROLES_OFF, BASELINE) if s in block["stages"]]
+            compared = [s for s in ("fused", NO_FILE_BM25, NO_CHUNK_BM25, ROLES_OFF, BASELINE) if s in block["stages"]]
             lines.append(f"by {label}: recall@1 / recall@5 of " + ", ".join(compared))
             for group, entry in groups.items():
                 figures = [f"{s} {entry['stages'][s]['recall@1']:.3f} / {entry['stages'][s]['recall@5']:.3f}"

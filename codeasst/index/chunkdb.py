@@ -192,3 +192,42 @@ class ChunkTable:
                                        "WHERE p.term = ?", (term,)).fetchall()
             words.add_term(scores, postings, total, avg_length or 1.0, query_count)
         return words.best(scores, limit)
+
+    def rank_files(self, query: str, limit: int = 50) -> list[tuple[str, float]]:
+        """Files by BM25 score for the query's tokens, each file read as the sum of its chunks
+        (BM25 over whole files from the chunks' postings: no second index), best first."""
+        lengths = dict(self.db.execute("SELECT path, SUM(length) FROM chunks GROUP BY path"))
+        if not lengths:
+            return []
+        avg_length = sum(lengths.values()) / len(lengths)
+        scores: dict[str, float] = {}
+        for term, query_count in Counter(words.tokens(query)).items():
+            counts = self.db.execute("SELECT c.path, SUM(p.count) FROM postings p JOIN chunks c ON c.n = p.n "
+                                     "WHERE p.term = ? GROUP BY c.path", (term,)).fetchall()
+            words.add_term(scores, [(path, count, lengths[path]) for path, count in counts],
+                           len(lengths), avg_length or 1.0, query_count)
+        return words.best(scores, limit)
+
+    def best_in(self, query: str, paths: Sequence[str]) -> dict[str, str]:
+        """For each of `paths`, the id of its chunk BM25 scores highest for the query (idf over
+        every chunk); a file none of whose chunks has a query word is left out."""
+        total, avg_length = self.db.execute("SELECT COUNT(*), AVG(length) FROM chunks").fetchone()
+        if not total or not paths:
+            return {}
+        wanted = sorted(set(paths))
+        marks = ",".join("?" * len(wanted))
+        scores: dict[str, float] = {}
+        path_of: dict[str, str] = {}
+        for term, query_count in Counter(words.tokens(query)).items():
+            found = self.db.execute("SELECT COUNT(*) FROM postings WHERE term = ?", (term,)).fetchone()[0]
+            rows = self.db.execute("SELECT c.id, p.count, c.length, c.path FROM postings p JOIN chunks c ON c.n = p.n "
+                                   f"WHERE p.term = ? AND c.path IN ({marks})", (term, *wanted)).fetchall()
+            path_of.update((id_, path) for id_, _, _, path in rows)
+            words.add_term(scores, [row[:3] for row in rows], total, avg_length or 1.0, query_count, found)
+        best: dict[str, tuple[float, str]] = {}
+        for id_, score in scores.items():
+            path = path_of[id_]
+            if path not in best or (score, id_) > best[path]:
+                best[path] = (score, id_)
+        return {path: id_ for path, (_, id_) in best.items()}
+

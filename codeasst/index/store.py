@@ -64,5 +64,14 @@ class ChunkStore:
         return [_scored(found[id_], score) for id_, score in ranked if id_ in found]
 
 
+    def bm25_files(self, query: str, limit: int) -> list[Hit]:
+        """The files BM25 over whole files ranks first (from the chunks' postings), each as its
+        chunk that scores highest, best file first, scored by the file."""
+        ranked = self.table.rank_files(query, limit)
+        best = self.table.best_in(query, [path for path, _ in ranked])
+        found = self.table.by_id(list(best.values()))
+        return [_scored(found[best[path]], score) for path, score in ranked if best.get(path) in found]
+
+
 def _scored(hit: Hit, score: float) -> Hit:
     return replace(hit, score=score)

@@ -51,11 +51,11 @@ def idf(documents: int, found: int) -> float:
 
 
 def add_term(scores: dict[str, float], postings: list[tuple[str, int, int]], documents: int, avg_length: float,
-             query_count: int) -> None:
+             query_count: int, found: int | None = None) -> None:
     """One query term's BM25 share added to each document that has it; `postings`: (document,
-    count, document length). A word repeated in the query counts a little more, not in proportion
-    (a pasted log repeats a line many times)."""
-    weight = idf(documents, len(postings)) * (1 + math.log(query_count))
+    count, document length), all those with the term unless `found` says how many have it. A word
+    repeated in the query counts a little more, not in proportion (a pasted log repeats a line)."""
+    weight = idf(documents, len(postings) if found is None else found) * (1 + math.log(query_count))
     for key, count, length in postings:
         norm = K1 * (1 - B + B * length / avg_length)
         scores[key] = scores.get(key, 0.0) + weight * count * (K1 + 1) / (count + norm)

@@ -92,6 +92,16 @@ def mentioned_locations(text: str, files: list[str]) -> list[tuple[str, int]]:
 DENSE = ("dense", "dense-en", "hyde", "stdin-dense")
 
 
+# A question that describes code instead of naming it: this many words or more, and at most one
+# code name. A chunk holds a part of what it describes; the whole file holds more of its words.
+DESCRIBING_WORDS = 12
+
+
+def describes(question: str) -> bool:
+    """Whether a short question describes code without naming it ("what mechanism keeps ...")."""
+    return len(question.split()) >= DESCRIBING_WORDS and len(identifiers_in(question)) <= 1
+
+
 def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings, long: bool = False,
          coverage: float = 1.0) -> list[Fused]:
     """Short questions and long reports weigh the retrievers differently: a report's words and
@@ -168,6 +178,8 @@ def retrieve(sources: Sources, question: str, k: int | None = None, *, context: 
                 rankings["named"] = named
             started = time.perf_counter()
             rankings["bm25-chunks"] = store.bm25(question, cfg.depth)
+            if describes(question):
+                rankings["bm25-files"] = store.bm25_files(question, cfg.depth)
             clock.lap("bm25_s", started)
         analysis = pending.result() if pending else None
 

@@ -158,14 +158,13 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
         if system == "checked":
             code_graph = _open_graph(services)
             if code_graph is not None and flow.asks_for_flow(bounded):
-                entry = flow.entry_of(code_graph, [f.hit for f in result.hits], bounded)
-                if entry is not None:
-                    path = flow.flow(code_graph, entry, bounded)
+                path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded)
+                if path is not None:
                     flow_text = path.render()
-                    chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
-                    if chain:  # the model reads the definitions on the chain whole, in call order
-                        result.hits = result.hits[:1] + chain + result.hits[1:]
-                        in_order = 1 + len(chain)
+                    if len(path.chain) > 1:  # the model reads the definitions on the chain whole, in call order
+                        chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
+                        result.hits = chain + [f for f in result.hits if all(f is not c for c in chain)]
+                        in_order = len(chain)
         answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget,
                                                     WHOLE_CHARS if system == "checked" else EXCERPT_CHARS, in_order)
         if system == "checked":

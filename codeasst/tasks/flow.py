@@ -80,36 +80,32 @@ def _relevance(d: DefRow, wanted: set[str]) -> int:
     return 2 * len(named) + len((_words(d.doc) & wanted) - named)
 
 
-def entry_of(code_graph: CodeGraph, hits: list, question: str, limit: int = 3) -> DefRow | None:
-    """The definition the best code hits show: the first hit that is a definition, else, in a
-    file or a module's top level, the definition that shares most words with the question."""
+def candidates(code_graph: CodeGraph, hits: list, question: str, limit: int = 3, most: int = 6) -> list[DefRow]:
+    """Where the flow may start, best first: the definitions the best code hits show (a
+    definition hit's own; in a file or a module's top level, those sharing words with the
+    question, most first)."""
     wanted = _words(question)
-    code = [h for h in hits[:limit] if getattr(h, "role", "implementation") in CODE_ROLES]
-    for hit in code:
-        if hit.kind in ("function", "method", "class"):
-            holding = [d for d in code_graph.in_file(hit.path) if d.kind != "module"
-                       and hit.start_line <= d.line <= hit.end_line]
-            holding = holding or [d for d in code_graph.in_file(hit.path, hit.start_line) if d.kind != "module"]
-            if holding:
-                return min(holding, key=lambda d: (d.line, -d.end_line))
-    for hit in code:
-        in_file = [d for d in code_graph.in_file(hit.path) if d.kind != "module"]
-        inside = in_file if hit.start_line == 1 else [d for d in in_file if hit.start_line <= d.line <= hit.end_line]
-        if not inside:
+    found: list[DefRow] = []
+    for hit in hits[:limit]:
+        if getattr(hit, "role", "implementation") not in CODE_ROLES:
             continue
-        used = code_graph.referenced({d.name for d in inside})
-        best = max(inside, key=lambda d: (_relevance(d, wanted), d.kind != "class", used.get(d.name, 0), -d.line))
-        if _relevance(best, wanted):
-            return best
-    return None
+        in_file = [d for d in code_graph.in_file(hit.path) if d.kind != "module"]
+        if hit.kind in ("function", "method", "class"):
+            holding = [d for d in in_file if hit.start_line <= d.line <= hit.end_line]
+            holding = holding or [d for d in code_graph.in_file(hit.path, hit.start_line) if d.kind != "module"]
+            mine = [min(holding, key=lambda d: (d.line, -d.end_line))] if holding else []
+        else:
+            inside = in_file if hit.start_line == 1 else [d for d in in_file if hit.start_line <= d.line <= hit.end_line]
+            used = code_graph.referenced({d.name for d in inside})
+            mine = sorted((d for d in inside if _relevance(d, wanted)),
+                          key=lambda d: (-_relevance(d, wanted), d.kind == "class", -used.get(d.name, 0), d.line))
+        found += [d for d in mine if all(d.id != f.id for f in found)]
+    return found[:most]
 
 
-def flow(code_graph: CodeGraph, entry: DefRow, question: str) -> Flow:
-    """The chain of calls from `entry` to the definition that does the work, and its callers
-    when the question asks where it is used. Calls are followed through resolved edges only,
-    into product code; a cycle (recursion, mutual calls) is visited once."""
-    uses = bool(USES.search(question))
-    wanted = _words(question) - _words(entry.name)
+def _walk(code_graph: CodeGraph, entry: DefRow) -> tuple[list[DefRow], dict, dict]:
+    """Definitions reachable from `entry` through resolved calls (and a class's own methods),
+    breadth first, in product code; a cycle (recursion, mutual calls) is visited once."""
     parent: dict[int, tuple[DefRow, int] | None] = {entry.id: None}
     depth = {entry.id: 0}
     order = [entry]
@@ -131,30 +127,77 @@ def flow(code_graph: CodeGraph, entry: DefRow, question: str) -> Flow:
                     order.append(target)
                     nxt.append(target)
         frontier = nxt
+    return order, parent, depth
+
+
+def _chain(entry: DefRow, question: str, walked) -> tuple[list[DefRow], list[int], int]:
+    """The chain from `entry` to the reachable definition that shares most words with the
+    question (not counting the entry's own), and how many that is."""
+    order, parent, depth = walked
+    wanted = _words(question) - _words(entry.name)
     scored = [(_relevance(d, wanted), -depth[d.id], -i) for i, d in enumerate(order)]
     best_i = max(range(1, len(order)), key=lambda i: scored[i], default=None)
     chain, lines = [entry], [0]
-    if best_i is not None and scored[best_i][0] > 0:
-        path: list[tuple[DefRow, int]] = []
-        node = order[best_i]
-        while parent[node.id] is not None:
-            caller, line = parent[node.id]
-            path.append((node, line))
-            node = caller
-        for d, line in reversed(path[-(MAX_CHAIN - 1):]) if len(path) >= MAX_CHAIN else reversed(path):
-            chain.append(d)
-            lines.append(line)
-    callers = code_graph.in_edges(entry, ("call", "ref"), limit=20)[0] if uses else []
-    callers = [e for e in callers if role_of(e.path) in CODE_ROLES] or callers
-    return Flow(chain, lines, callers, uses)
+    if best_i is None or scored[best_i][0] <= 0:
+        return chain, lines, 0
+    path: list[tuple[DefRow, int]] = []
+    node = order[best_i]
+    while parent[node.id] is not None:
+        caller, line = parent[node.id]
+        path.append((node, line))
+        node = caller
+    for d, line in list(reversed(path))[-(MAX_CHAIN - 1):]:
+        chain.append(d)
+        lines.append(line)
+    return chain, lines, scored[best_i][0]
+
+
+def flow(code_graph: CodeGraph, entry: DefRow, question: str) -> Flow:
+    """The chain of calls from `entry` to the definition that does the work, and its callers
+    when the question asks where it is used."""
+    chain, lines, _ = _chain(entry, question, _walk(code_graph, entry))
+    return _with_callers(code_graph, Flow(chain, lines), question)
+
+
+def _with_callers(code_graph: CodeGraph, path: Flow, question: str) -> Flow:
+    path.uses = bool(USES.search(question))
+    if path.uses:
+        callers = code_graph.in_edges(path.chain[0], ("call", "ref"), limit=20)[0]
+        path.callers = [e for e in callers if role_of(e.path) in CODE_ROLES] or callers
+    return path
+
+
+def best_flow(code_graph: CodeGraph, hits: list, question: str) -> Flow | None:
+    """The flow through the code that answers a question best: from each candidate entry, the
+    chain to the definition that does the work, scored by the words the entry and the chain's
+    end share with the question; the best retrieval hit's wins a tie. A question about uses
+    starts at the definition it names and lists its callers."""
+    starts = candidates(code_graph, hits, question)
+    if not starts:
+        return None
+    if USES.search(question):
+        return _with_callers(code_graph, Flow([starts[0]], [0]), question)
+    wanted = _words(question)
+    best: tuple[int, Flow] | None = None
+    for entry in starts:
+        chain, lines, reached = _chain(entry, question, _walk(code_graph, entry))
+        score = _relevance(entry, wanted) + reached
+        if best is None or score > best[0]:
+            best = (score, Flow(chain, lines))
+    return best[1]
 
 
 def chain_hits(root: Path, chain: list[DefRow], have: list[Fused], max_chars: int) -> list[Fused]:
-    """The chain's definitions after the entry, whole (up to `max_chars`), as hits for the model to
-    read in call order; a definition a hit already shows whole is not repeated."""
-    out = []
-    for d in chain[1:]:
-        if any(f.hit.path == d.path and f.hit.start_line <= d.line and f.hit.end_line >= d.end_line for f in have):
+    """The chain's definitions as hits for the model to read first, in call order: a hit that
+    already shows a definition whole stands for it, else the definition is read from its file
+    (up to `max_chars`)."""
+    out: list[Fused] = []
+    for d in chain:
+        shown = next((f for f in have if f.hit.path == d.path and f.hit.start_line <= d.line
+                      and f.hit.end_line >= d.end_line), None)
+        if shown is not None:
+            if all(shown is not f for f in out):
+                out.append(shown)
             continue
         try:
             lines = (root / d.path).read_text(encoding="utf-8", errors="replace").splitlines()

@@ -111,3 +111,29 @@ def test_reads_by_id_and_by_file_are_batched_past_sqlites_variable_limit(make_re
     assert len(store.chunks_by_id([h.id for h in spans])) == 1200
     assert len(store.chunks_of(sorted(files))) == 1200
     assert len(store.bm25("shared word", 50)) == 50
+
+
+def test_bm25_over_whole_files_from_the_chunks_postings(make_repo):
+    # Each file is one chunk here, so the file-level ranking must be plain BM25 over the files with
+    # the same tokens; a file whose words are spread over many small definitions ranks by all of them.
+    files = {
+        "a.py": "def alpha(x):\n    \"\"\"Merge the ranges.\"\"\"\n    return x\n",
+        "b.py": "def beta(y):\n    \"\"\"Sort the values, then merge.\"\"\"\n    return y\n",
+        "c.py": "def gamma(z):\n    return z\n",
+    }
+    _, indexer = _indexed(make_repo, files)
+    store = indexer.reader()
+    expected = FileBM25.from_texts(files).rank("how are sorted values merged into ranges", 10)
+    got = store.table.rank_files("how are sorted values merged into ranges", 10)
+    assert [p for p, _ in got] == [p for p, _ in expected]
+    assert [round(s, 6) for _, s in got] == [round(s, 6) for _, s in expected]
+    hits = store.bm25_files("how are sorted values merged into ranges", 10)
+    assert [h.path for h in hits] == [p for p, _ in expected] and hits[0].text.startswith("def alpha")
+
+
+def test_a_question_that_describes_code_gets_the_file_stage():
+    from codeasst.retrieve.pipeline import describes
+
+    assert describes("What mechanism keeps the symbolic matrix dimensions intact when the string form is built?")
+    assert not describes("Where is load_config defined?")  # short, and names the code
+    assert not describes("How does `Schema.load` call `_do_load` and `_invoke_load_processors` in order?")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from codeasst.index.chunkdb import Hit
+from codeasst.retrieve.fuse import Fused
 from codeasst.tasks import flow
 from codeasst.tasks.checking import LineChecker
 from codeasst.tasks.grounding import Excerpt
@@ -47,29 +48,30 @@ def test_the_flow_goes_from_the_entry_to_the_definition_that_does_the_work(tmp_p
     g = build(tmp_path, TREE)
     question = "How does placing an order apply the discount?"
     assert flow.asks_for_flow(question) and not flow.asks_for_flow("Where is apply_discount defined?")
-    entry = flow.entry_of(g, [hit("shop/orders.py", 6, 9, "function", "shop.orders.place_order")], question)
-    path = flow.flow(g, entry, question)
+    path = flow.best_flow(g, [hit("shop/pricing.py", 1, 8, "file", "shop.pricing"),
+                              hit("shop/orders.py", 1, 20, "file", "shop.orders")], question)
     assert [d.qname for d in path.chain] == ["shop.orders.place_order", "shop.pricing.total_price",
                                              "shop.pricing.apply_discount"]
     text = path.render()
     assert "2. calls (at line 9) `total_price` at shop/pricing.py:1: The total price of a cart" in text
     assert "3. calls (at line 3) `apply_discount` at shop/pricing.py:6: Ten percent off" in text
-    hits = flow.chain_hits(tmp_path, path.chain, [], 1200)
-    assert [h.hit.start_line for h in hits] == [1, 6] and hits[1].hit.text.startswith("def apply_discount")
+    whole = Fused(hit("shop/orders.py", 1, 20, "file", "shop.orders"), 0.1, ("dense",))
+    hits = flow.chain_hits(tmp_path, path.chain, [whole], 1200)
+    assert hits[0] is whole  # a hit that shows a definition whole stands for it
+    assert [h.hit.start_line for h in hits[1:]] == [1, 6] and hits[2].hit.text.startswith("def apply_discount")
 
 
 def test_a_question_about_uses_lists_the_callers(tmp_path):
     g = build(tmp_path, TREE)
     question = "Where is place_order used?"
-    entry = flow.entry_of(g, [hit("shop/orders.py", 6, 9, "function", "shop.orders.place_order")], question)
-    path = flow.flow(g, entry, question)
+    path = flow.best_flow(g, [hit("shop/orders.py", 6, 9, "function", "shop.orders.place_order")], question)
     assert "Called by: `checkout` (shop/api.py:5)" in path.render()
 
 
 def test_a_module_hit_enters_at_the_definition_the_question_names_in_words(tmp_path):
     g = build(tmp_path, TREE)
-    entry = flow.entry_of(g, [hit("shop/pricing.py", 1, 8, "file", "shop.pricing")],
-                          "How is the discount applied?")
+    (entry, *_) = flow.candidates(g, [hit("shop/pricing.py", 1, 8, "file", "shop.pricing")],
+                                  "How is the discount applied?")
     assert entry.qname == "shop.pricing.apply_discount"
 
 

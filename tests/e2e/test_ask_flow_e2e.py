@@ -1,0 +1,45 @@
+"""`ask` over the code graph, through the CLI, with the real model, embedder, Chroma and
+tree-sitter: a "how does" question gets the chain of calls as its lead and the model reads the
+chain's definitions in call order; a "where is X used" question gets the callers; every relation
+a shown sentence states is one the code has."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeasst.index.graphdb import CodeGraph
+from codeasst.services import build_services
+from codeasst.tasks.relations import RelationCheck, stated
+from tests.e2e.conftest import run_json
+from tests.unit.test_flow_relations import TREE
+
+
+@pytest.mark.slow
+def test_a_how_question_leads_with_the_flow_and_keeps_only_true_relations(make_repo):
+    root = make_repo(TREE)
+    answer = run_json("ask", "How does placing an order apply the discount?", "-C", str(root))
+    text = answer["answer"]
+    flow = text[text.index("How it flows (from the code graph):"):]
+    assert "1. `place_order` at shop/orders.py:6: Place an order for a cart." in flow
+    assert "2. calls (at line 9) `total_price` at shop/pricing.py:1" in flow
+    assert "3. calls (at line 3) `apply_discount` at shop/pricing.py:6: Ten percent off large amounts." in flow
+    paths = [e["path"] for e in answer["excerpts"]]
+    assert paths[:2] == ["shop/orders.py", "shop/pricing.py"], paths  # the chain first, in call order
+
+    services = build_services(root, {})
+    graph = CodeGraph(services.repo.index_dir / "graph.sqlite")
+    check = RelationCheck(graph, root)
+    body = flow.split("\n\n", 1)[1]  # the model's sentences, after the lead
+    for sentence in body.replace("\n", " ").split(". "):
+        if stated(sentence):
+            assert check.why_wrong(sentence) is None, (sentence, text)
+    for dropped in answer["left_out"]:
+        if dropped["why"].startswith(("backwards", "the code shows no")):
+            assert stated(dropped["text"]), dropped
+
+
+@pytest.mark.slow
+def test_a_where_used_question_lists_the_callers(make_repo):
+    root = make_repo(TREE)
+    answer = run_json("ask", "Where is place_order used?", "-C", str(root))
+    assert "Called by: `checkout` (shop/api.py:5)" in answer["answer"], answer["answer"]
