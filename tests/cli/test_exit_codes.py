@@ -204,6 +204,8 @@ CASES = [
     Case("eval retrieval", "an unknown --split", 2, lambda p: [_questions(p), "--split", "dev"],
          "--split must be one of"),
     Case("eval ask", "a file that does not exist", 2, lambda p: [p.missing], "no such file"),
+    Case("eval relations", "a file that does not exist", 2, lambda p: [p.missing], "no such file"),
+    Case("eval relations", "a row that is no relation", 2, lambda p: [_questions(p)], "not a relation row"),
     Case("eval ask", "an unknown system", 2, lambda p: [_questions(p), "--systems", "oracle"], "--systems"),
     Case("eval fix", "a file that does not exist", 2, lambda p: [p.missing], "cannot read"),
     Case("eval fix", "a row with fields missing", 2, lambda p: [_rows("f.jsonl", [{"code": "x"}])(p)], "missing"),
@@ -296,9 +298,10 @@ _FIRST_STEP = {
     "stats": "codeasst.serve.events.EventStore.open_default",
     "eval retrieval": "codeasst.evals.retrieval.evaluate",
     "eval ask": "codeasst.evals.ask.evaluate",
+    "eval relations": "codeasst.evals.relations.evaluate",
 }
 _ARGS = {"search": ["x"], "ask": ["x"], "refs": ["x"], "complete": ["-", "--line", "1", "--col", "1"], "fix": ["-"],
-         "eval retrieval": ["q.jsonl"], "eval ask": ["q.jsonl"], "eval fix": ["d.jsonl"], "eval fim": ["d.jsonl"],
+         "eval retrieval": ["q.jsonl"], "eval ask": ["q.jsonl"], "eval relations": ["r.jsonl"], "eval fix": ["d.jsonl"], "eval fim": ["d.jsonl"],
          "eval unittest": ["repo"], "eval fix-modules": ["set.toml"]}
 
 

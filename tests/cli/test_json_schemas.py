@@ -32,6 +32,7 @@ SCHEMAS_OF = {
     "serve": ["serve-info"],
     "eval retrieval": ["eval-retrieval"],
     "eval ask": ["eval-ask"],
+    "eval relations": ["eval-relations"],
     "eval fix": ["eval-fix"],
     "eval fim": ["eval-fim"],
     "eval unittest": ["eval-unittest"],
@@ -213,6 +214,16 @@ def _eval_ask(w: World) -> list:
     return [w.invoke("eval", "ask", questions, "--json").json()]
 
 
+def _eval_relations(w: World) -> list:
+    data = w.repo.parent / "relations.jsonl"
+    rows = [{"repo": w.repo.name, "sentence": "`invoice_total` calls `add`.", "cited": ["billing/invoice.py"],
+             "true": False, "kind": "calls", "origin": "swapped"},
+            {"repo": w.repo.name, "sentence": "`invoice_total` calls `sum`.", "cited": ["billing/invoice.py"],
+             "true": True, "kind": "calls", "origin": "model"}]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return [w.invoke("eval", "relations", data, "--json").json()]
+
+
 def _eval_fix(w: World) -> list:
     data = w.tmp / "rows.jsonl"
     data.write_text(json.dumps({"task_id": "t/1", "code": "def add(a,b) :\n    return a+b",
@@ -252,7 +263,7 @@ CASES: dict[str, Callable] = {
     "complete": _complete, "stats": _stats, "fix": _fix, "models": _models, "models-check": _models_check,
     "config": _config, "trust": _trust, "trust-revoke": _trust_revoke, "trust-list": _trust_list, "paths": _paths,
     "serve-info": _serve_info,
-    "eval-retrieval": _eval_retrieval, "eval-ask": _eval_ask, "eval-fix": _eval_fix, "eval-fim": _eval_fim,
+    "eval-retrieval": _eval_retrieval, "eval-ask": _eval_ask, "eval-relations": _eval_relations, "eval-fix": _eval_fix, "eval-fim": _eval_fim,
     "eval-unittest": _eval_unittest, "eval-fix-modules": _eval_fix_modules,
 }
 
