@@ -30,7 +30,7 @@ ADVERB = r"(?:\s+(?:first|then|also|internally|directly|eventually|finally|later
 ARTICLE = r"(?:[Tt]he\s+|[Aa]n?\s+)?"
 PATTERNS = [
     ("called_by", re.compile(rf"{ARTICLE}(?:{NAME}){KIND}\s+(?:is|are|gets|get|being)\s+(?:\w+ly\s+)?"
-                             rf"(?:called|invoked|used)\s+(?:by|from|in|inside|within)\s+{ARTICLE}(?:{NAME})")),
+                             rf"(?:called|invoked)\s+(?:by|from|in|inside|within)\s+{ARTICLE}(?:{NAME})")),
     ("calls", re.compile(rf"{ARTICLE}(?:{NAME}){KIND}{ADVERB}\s+(?:calls|invokes|delegates to|dispatches to|"
                          rf"calls into|hands off to)\s+{ARTICLE}(?:{NAME})")),
     ("uses", re.compile(rf"{ARTICLE}(?:{NAME}){KIND}{ADVERB}\s+(?:uses|relies on|makes use of)\s+{ARTICLE}(?:{NAME})")),
