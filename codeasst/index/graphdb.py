@@ -15,7 +15,8 @@ A graph file that is missing, damaged or from another version is rebuilt from th
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,15 +89,19 @@ def _plainest(d: DefRow) -> tuple:
 class CodeGraph:
     """graph.sqlite, opened for reading and for syncing. A damaged file is replaced."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, repair: bool = True) -> None:
+        """`repair`: start a damaged or outdated file afresh (the index's writer does, under its
+        lock); without it such a file raises sqlite3.DatabaseError, for a reader to do without."""
         self.path = path
         self.note: str | None = None  # why the graph was started afresh, if it was
         try:
             self._open()
-        except _Outdated as exc:
-            self._reset(f"the code graph was {exc}; it is rebuilt from the files")
         except sqlite3.DatabaseError as exc:
-            self._reset(f"the code graph {path.name} was unreadable ({exc}); it is rebuilt from the files")
+            if not repair:
+                self.close()
+                raise
+            self._reset(f"the code graph was {exc}; it is rebuilt from the files" if isinstance(exc, _Outdated)
+                        else f"the code graph {path.name} was unreadable ({exc}); it is rebuilt from the files")
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,16 +116,16 @@ class CodeGraph:
             raise _Outdated(f"built by another version of codeasst ({version[0] if version else '?'})")
 
     def _reset(self, note: str) -> None:
-        db = getattr(self, "_db", None)  # None when it never opened
-        if db is not None:
-            db.close()
+        self.close()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         self.note = note
         self._open()
 
     def close(self) -> None:
-        self._db.close()
+        db = getattr(self, "_db", None)  # None when it never opened
+        if db is not None:
+            db.close()
 
     # --- keeping it up to date ---
 
@@ -147,17 +152,15 @@ class CodeGraph:
                     self._add(root, path, wanted[path])
         return {"read": len(todo), "dropped": len([p for p in gone if p not in wanted])}
 
-    def _transaction(self):
-        db = self._db
-
-        class _Tx:
-            def __enter__(self):
-                db.execute("BEGIN")
-
-            def __exit__(self, kind, exc, tb):
-                db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-        return _Tx()
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def _drop(self, paths: list[str]) -> None:
         for path in paths:

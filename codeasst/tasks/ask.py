@@ -8,6 +8,7 @@ left it), kept so `codeasst eval ask` can measure them against each other in the
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -261,10 +262,13 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
 
 
 def _open_graph(services: Services) -> CodeGraph | None:
-    """The code graph as the index update left it; None where there is none yet (an index made
-    by another process that holds the lock): the answer comes without the flow and relation check."""
+    """The code graph as the index update left it; None where there is none, or none readable (an
+    index another process is updating): the answer comes without the flow and relation check."""
     path = services.indexer().index_dir / "graph.sqlite"
-    return CodeGraph(path) if path.exists() else None
+    try:  # never repaired here: the process that holds the index's lock may be writing it
+        return CodeGraph(path, repair=False) if path.exists() else None
+    except sqlite3.DatabaseError:
+        return None
 
 
 # A follow-up this short leans on the question before it for its subject.
