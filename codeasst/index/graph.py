@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import posixpath
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from codeasst.index import chunker
 
 # Bump whenever what is extracted changes: the graph is rebuilt.
-GRAPH_VERSION = "3"
+GRAPH_VERSION = "4"
 
 
 def graph_version() -> str:
@@ -242,7 +243,10 @@ class _Extractor:
     def _signature(self, node: Any) -> str:
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        sig = " ".join(self.src[node.start_byte:end].decode("utf-8", "replace").split()).rstrip(":{ ")
+        head = self.src[node.start_byte:end].decode("utf-8", "replace")
+        if self.grammar == "python":  # a comment between the colon and the body is no part of it
+            head = re.sub(r"#[^\n'\"]*$", "", head.rstrip())
+        sig = " ".join(head.split()).rstrip(":{ ")
         return sig if len(sig) <= 200 else sig[:199] + "…"
 
     def _doc(self, node: Any) -> str:
