@@ -98,8 +98,9 @@ DESCRIBING_WORDS = 12
 
 
 def describes(question: str) -> bool:
-    """Whether a short question describes code without naming it ("what mechanism keeps ...")."""
-    return len(question.split()) >= DESCRIBING_WORDS and len(identifiers_in(question)) <= 1
+    """Whether a short question describes code without naming it ("what mechanism keeps ..."), in
+    English: BM25 reads its words as written, and the file's words are English."""
+    return len(question.split()) >= DESCRIBING_WORDS and len(identifiers_in(question)) <= 1 and is_english(question)
 
 
 def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings, long: bool = False,

@@ -19,6 +19,7 @@ from codeasst.index.chunkdb import Hit
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow
 from codeasst.index.roles import role_of
 from codeasst.retrieve.fuse import Fused
+from codeasst.retrieve.query import identifiers_in
 from codeasst.tasks import grounding
 
 FLOW = re.compile(
@@ -167,12 +168,25 @@ def _with_callers(code_graph: CodeGraph, path: Flow, question: str) -> Flow:
     return path
 
 
+def named(code_graph: CodeGraph, hits: list, question: str, most: int = 3) -> list[DefRow]:
+    """The definitions the question names (`Schema.load`, `load_config`), in product code, those
+    in the files retrieval found first."""
+    files = {h.path for h in hits}
+    found: list[DefRow] = []
+    for name in identifiers_in(question):
+        defs = [d for d in code_graph.find(name) if d.kind != "module" and role_of(d.path) in CODE_ROLES]
+        defs.sort(key=lambda d: d.path not in files)
+        found += [d for d in defs[:2] if all(d.id != f.id for f in found)]
+    return found[:most]
+
+
 def best_flow(code_graph: CodeGraph, hits: list, question: str) -> Flow | None:
     """The flow through the code that answers a question best: from each candidate entry, the
     chain to the definition that does the work, scored by the words the entry and the chain's
-    end share with the question; the best retrieval hit's wins a tie. A question about uses
-    starts at the definition it names and lists its callers."""
-    starts = candidates(code_graph, hits, question)
+    end share with the question; a definition the question names is the entry if any is, and
+    the best retrieval hit's wins a tie. A question about uses starts at the definition it names
+    and lists its callers."""
+    starts = named(code_graph, hits, question) or candidates(code_graph, hits, question)
     if not starts:
         return None
     if USES.search(question):

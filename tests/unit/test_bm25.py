@@ -137,3 +137,4 @@ def test_a_question_that_describes_code_gets_the_file_stage():
     assert describes("What mechanism keeps the symbolic matrix dimensions intact when the string form is built?")
     assert not describes("Where is load_config defined?")  # short, and names the code
     assert not describes("How does `Schema.load` call `_do_load` and `_invoke_load_processors` in order?")
+    assert not describes("как click предлагает похожие варианты, если пользователь опечатался в имени опции или команды?")

@@ -135,3 +135,12 @@ def test_the_line_checker_leaves_a_false_relation_out_with_why(tmp_path):
     assert "`total_price` calls `apply_discount`" in shown and "`apply_discount` calls `total_price`" not in shown
     ((_, why),) = checker.dropped
     assert why.startswith("backwards: the code has `total_price` calling `apply_discount`")
+
+
+def test_a_definition_the_question_names_is_the_entry(tmp_path):
+    g = build(tmp_path, TREE)
+    # Retrieval's best hit is elsewhere; the question names where the flow starts.
+    path = flow.best_flow(g, [hit("shop/errors.py", 1, 6, "file", "shop.errors")],
+                          "What does `checkout` do to apply the discount?")
+    assert [d.qname for d in path.chain][:2] == ["shop.api.checkout", "shop.orders.place_order"]
+    assert path.chain[-1].qname == "shop.pricing.apply_discount"
