@@ -155,22 +155,21 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
         messages = prompt.load("ask").messages(context=render_context(result.hits, piped), question=bounded)
         shown = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in result.hits]
     else:
-        in_order = 0
+        per_excerpt = WHOLE_CHARS if system == "checked" else EXCERPT_CHARS
+        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt)
         if system == "checked":
-            code_graph = _open_graph(services)
-            if code_graph is not None and flow.asks_for_flow(bounded):
-                path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded)
-                if path is not None:
-                    flow_text = path.render()
-                    if len(path.chain) > 1:  # the model reads the definitions on the chain whole, in call order
-                        chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
-                        result.hits = chain + [f for f in result.hits if all(f is not c for c in chain)]
-                        in_order = len(chain)
-        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget,
-                                                    WHOLE_CHARS if system == "checked" else EXCERPT_CHARS, in_order)
-        if system == "checked":
+            # The lead is retrieval's, flow or not: the definition the best hits show.
             definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                         intent.WANTED[result.intent], services.repo.root)
+            code_graph = _open_graph(services)
+            path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded) \
+                if code_graph is not None and flow.asks_for_flow(bounded) else None
+            if path is not None:
+                flow_text = path.render()
+                if len(path.chain) > 1:  # the model reads the definitions on the chain whole, in call order
+                    chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
+                    result.hits = chain + [f for f in result.hits if all(f is not c for c in chain)]
+                    answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(chain))
         ranks = sorted({e.rank for e in answer.excerpts})
         result.hits = [result.hits[r] for r in ranks]
         messages = prompt.load("ask_checked" if system == "checked" else "ask_grounded").messages(
