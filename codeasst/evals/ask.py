@@ -164,6 +164,7 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
     if not rows:
         raise UsageError("no question rows" + (f' with "split": "{split}"' if split != "all" else ""))
     services_for: dict[str, Services | str] = {}
+    dense_for: dict[str, dict[str, int]] = {}
     scored: list[Scored] = []
     skipped: list[str] = []
     sink = out.open("w", encoding="utf-8") if out else None
@@ -173,7 +174,11 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
             if key not in services_for:
                 try:
                     services = build_services(repo_dir(row["repo"], Path(row["_base"])), model=model)
-                    services.indexer().run()
+                    # As `ask` brings the index up to date: a repository with more chunks waiting for
+                    # vectors than index.search_embed_limit answers from words first (said in the report).
+                    indexer = services.indexer()
+                    indexer.run(embed_limit=services.settings.index.search_embed_limit)
+                    dense_for[row["repo"]] = indexer.dense()
                     services_for[key] = services
                 except CodeasstError as exc:
                     services_for[key] = exc.one_line()
@@ -198,7 +203,8 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
         if sink:
             sink.close()
     report: dict = {"split": split, "systems": _blocks(scored, systems),
-                    "skipped": dict(Counter(skipped)), "chosen_on": CHOSEN_ON}
+                    "skipped": dict(Counter(skipped)), "chosen_on": CHOSEN_ON,
+                    "dense": {repo: share for repo, share in dense_for.items() if share["embedded"] < share["total"]}}
     marked = {s.row.get("split", "test") for s in scored}
     if split == "all" and len(marked) > 1:
         report["splits"] = {name: _blocks([s for s in scored if s.row.get("split", "test") == name], systems)
@@ -239,6 +245,9 @@ def report_lines(report: dict) -> list[str]:
         lines += ["", *_table(f"repository {repo}", blocks)]
     for reason, count in report["skipped"].items():
         lines.append(f"skipped {count} rows: {reason}")
+    for repo, share in report.get("dense", {}).items():
+        lines.append(f"{repo}: answered before its vectors were done (dense search covered {share['embedded']:,} "
+                     f"of {share['total']:,} chunks), as `ask` answers in a repository that big")
     lines += ["", ("correct: every key fact and no wrong statement, over answerable keyed rows; a non-answer "
                    "(abstained) is never correct or on target"), "settings chosen by looking at answers, and on what:"]
     lines += [f"  {setting}: {where}" for setting, where in report["chosen_on"].items()]
