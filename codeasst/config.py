@@ -155,6 +155,14 @@ class AskSettings(_Section):
     max_tokens: int = 400
     """Longest answer, in tokens."""
 
+    flow: bool = True
+    """For a "how does / what happens when / where is X used" question, lead with the chain of
+    calls from the code graph and have the model read the chain's definitions first, in call order."""
+
+    check_relations: bool = True
+    """Leave out a model sentence that states a relation (calls, is called by, uses, returns, raises,
+    inherits from) the code graph does not have."""
+
 
 class FixSettings(_Section):
     linter: list[str] | None = None

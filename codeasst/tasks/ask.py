@@ -161,9 +161,9 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
             # The lead is retrieval's, flow or not: the definition the best hits show.
             definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                         intent.WANTED[result.intent], services.repo.root)
-            code_graph = _open_graph(services)
+            code_graph = _open_graph(services) if cfg.flow or cfg.check_relations else None
             path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded) \
-                if code_graph is not None and flow.asks_for_flow(bounded) else None
+                if code_graph is not None and cfg.flow and flow.asks_for_flow(bounded) else None
             if path is not None:
                 flow_text = path.render()
                 if len(path.chain) > 1:  # the model reads the definitions on the chain whole, in call order
@@ -193,7 +193,8 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
                                      attached=True))
 
         citing = grounding.CitingStream(answer.excerpts, on_attach) if system != "baseline" else None
-        relations = RelationCheck(code_graph, services.repo.root).why_wrong if code_graph is not None else None
+        relations = RelationCheck(code_graph, services.repo.root).why_wrong \
+            if code_graph is not None and cfg.check_relations else None
         checker = checking.LineChecker(answer.excerpts, bounded, relations) if system == "checked" else None
 
         def show(text: str) -> Iterator[str]:

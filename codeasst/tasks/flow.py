@@ -83,8 +83,8 @@ def _relevance(d: DefRow, wanted: set[str]) -> int:
 
 def candidates(code_graph: CodeGraph, hits: list, question: str, limit: int = 3, most: int = 6) -> list[DefRow]:
     """Where the flow may start, best first: the definitions the best code hits show (a
-    definition hit's own; in a file or a module's top level, those sharing words with the
-    question, most first)."""
+    definition hit's own; in a file or a module's top level, those whose name shares a word with
+    the question, most words first)."""
     wanted = _words(question)
     found: list[DefRow] = []
     for hit in hits[:limit]:
@@ -98,7 +98,8 @@ def candidates(code_graph: CodeGraph, hits: list, question: str, limit: int = 3,
         else:
             inside = in_file if hit.start_line == 1 else [d for d in in_file if hit.start_line <= d.line <= hit.end_line]
             used = code_graph.referenced({d.name for d in inside})
-            mine = sorted((d for d in inside if _relevance(d, wanted)),
+            # A guess from words alone: only a definition whose name shares a word with the question.
+            mine = sorted((d for d in inside if _words(d.name) & wanted),
                           key=lambda d: (-_relevance(d, wanted), d.kind == "class", -used.get(d.name, 0), d.line))
         found += [d for d in mine if all(d.id != f.id for f in found)]
     return found[:most]
