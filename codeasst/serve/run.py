@@ -70,6 +70,10 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
     # Clients connect over loopback when the server listens on every interface.
     connect = "127.0.0.1" if host == "0.0.0.0" else "::1" if host == "::" else host
     url = f"http://{'[' + connect + ']' if ':' in connect else connect}:{bound}"
+    # Built before "serving" is said: configuring logging is no place for a Ctrl-C to land (a SIGINT
+    # there left logging's lock half-released: RuntimeError instead of exit 130).
+    shutdown_s = services.settings.serve.shutdown_s
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=max(0.5, shutdown_s))
     record = discovery.announce(services.repo.root, url, token)
     models = (services.llm.name if services.complete_llm is services.llm
               else f"{services.llm.name}, completions in a context of their own"
@@ -82,8 +86,6 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
         note(f"requests need the bearer token in {record} (codeasst serve --info --json prints it)")
     if not is_loopback(host):
         note(f"listening on {host}: other machines can reach the server; each request needs the token")
-    shutdown_s = services.settings.serve.shutdown_s
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=max(0.5, shutdown_s))
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig, frame) -> None:
