@@ -13,31 +13,17 @@ Reported: the share of false sentences left out (target at least 0.9) and of tru
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from contextlib import closing
 from pathlib import Path
 
-from codeasst.errors import UsageError
-from codeasst.evals.retrieval import repo_dir
+from codeasst.evals.retrieval import jsonl_rows, repo_dir
 from codeasst.services import build_services
 from codeasst.tasks.relations import RelationCheck, stated
 
 
 def load(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            _ = row["repo"], row["sentence"], bool(row["true"])
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise UsageError(f"{path}:{number}: not a relation row ({exc})") from None
-        rows.append(row)
-    return rows
+    return [row for _, row in jsonl_rows(path, ("repo", "sentence", "true"), "relation")]
 
 
 def evaluate(path: Path) -> dict:

@@ -174,7 +174,9 @@ def defines(chunk: tuple[str, str], wanted: dict[str, list[str]]) -> bool:
     return any(name == want or name.endswith("." + want) for want in wanted.get(path, ()))
 
 
-def load_rows(path: Path) -> list[dict]:
+def jsonl_rows(path: Path, keys: tuple[str, ...], kind: str) -> list[tuple[int, dict]]:
+    """(line number, row) of a JSONL data file whose rows each have `keys`; a missing file or a row
+    that is not one is a usage error naming the line."""
     if not path.is_file():
         raise UsageError(f"no such file: {path}")
     rows = []
@@ -183,13 +185,19 @@ def load_rows(path: Path) -> list[dict]:
             continue
         try:
             row = json.loads(line)
-            _ = row["repo"], row["question"], row["expected"]
+            _ = [row[key] for key in keys]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise UsageError(f"{path}:{number}: not a question row ({exc})") from None
+            raise UsageError(f"{path}:{number}: not a {kind} row ({exc})") from None
+        rows.append((number, row))
+    return rows
+
+
+def load_rows(path: Path) -> list[dict]:
+    rows = jsonl_rows(path, ("repo", "question", "expected"), "question")
+    for number, row in rows:
         if row.get("split", "test") not in SPLITS:
             raise UsageError(f"{path}:{number}: split must be one of {', '.join(SPLITS)}, not {row['split']!r}")
-        rows.append(row)
-    return rows
+    return [row for _, row in rows]
 
 
 def _git_init(path: Path) -> None:

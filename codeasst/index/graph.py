@@ -284,7 +284,8 @@ class _Extractor:
     # --- imports ---
 
     def _import(self, node: Any) -> None:
-        getattr(self, f"_import_{'python' if self.grammar == 'python' else 'go' if self.grammar == 'go' else 'ts'}")(node)
+        self._imported = []
+        {"python": self._import_python, "go": self._import_go}.get(self.grammar, self._import_ts)(node)
         line = node.start_point[0] + 1
         src = self._enclosing(node.start_byte)
         for target in self._imported:
@@ -295,7 +296,6 @@ class _Extractor:
         self._imported.append(target)
 
     def _import_python(self, node: Any) -> None:
-        self._imported: list[str] = []
         if node.type == "import_statement":
             for child in node.named_children:
                 if child.type == "aliased_import":
@@ -330,7 +330,6 @@ class _Extractor:
         return ".".join([*package, rest] if rest else package)
 
     def _import_ts(self, node: Any) -> None:
-        self._imported = []
         source = node.child_by_field_name("source")
         if source is None:
             return
@@ -359,7 +358,6 @@ class _Extractor:
                     self._bind(_text(self.src, alias) if alias is not None else name, f"{target}.{name}")
 
     def _import_go(self, node: Any) -> None:
-        self._imported = []
         path_node = node.child_by_field_name("path")
         if path_node is None:
             return

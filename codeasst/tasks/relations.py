@@ -42,6 +42,7 @@ PATTERNS = [
                             rf"is\s+an?\s+subclass\s+of|derives\s+from|is\s+derived\s+from)\s+{ARTICLE}(?:{NAME})")),
 ]
 MAX_BODY_LINES = 400
+MAX_HOPS = 40  # definitions a relation may go through, one step away
 
 
 @dataclass(frozen=True)
@@ -142,18 +143,19 @@ class RelationCheck:
             return True
         return re.search(rf"(?<![\w]){re.escape(name)}\s*\(", self._body(d)) is not None
 
+    def _or_one_hop(self, d: DefRow, holds) -> bool:
+        """Whether `holds` is true of d, or of a definition d calls (the first MAX_HOPS of them)."""
+        if holds(d):
+            return True
+        callees = {t.id: t for _, found in self.graph.out_edges(d, ("call",)) for t in found if t.id != d.id}
+        return any(holds(t) for t in list(callees.values())[:MAX_HOPS])
+
     def _mentions(self, d: DefRow, name: str) -> bool:
         """`name` in d's own lines (a call, an attribute, a type, an argument), or in a definition d calls."""
-        if re.search(rf"\b{re.escape(name)}\b", self._body(d)):
-            return True
-        middle = {t.id: t for _, found in self.graph.out_edges(d, ("call",)) for t in found if t.id != d.id}
-        return any(re.search(rf"\b{re.escape(name)}\b", self._body(t)) for t in list(middle.values())[:40])
+        return self._or_one_hop(d, lambda x: re.search(rf"\b{re.escape(name)}\b", self._body(x)) is not None)
 
     def _calls(self, d: DefRow, name: str) -> bool:
-        if self._direct(d, name):
-            return True
-        middle = {t.id: t for _, found in self.graph.out_edges(d, ("call",)) for t in found if t.id != d.id}
-        return any(self._direct(t, name) for t in list(middle.values())[:40])
+        return self._or_one_hop(d, lambda x: self._direct(x, name))
 
     def _returns(self, d: DefRow, name: str) -> bool:
         if any(e.name == name for e, _ in self.graph.out_edges(d, ("return",))):
@@ -168,10 +170,7 @@ class RelationCheck:
                 return True
             return re.search(rf"\b(?:raise|throw)\s+(?:new\s+)?[\w.]*\b{re.escape(name)}\b", self._body(x)) is not None
 
-        if raises_here(d):
-            return True
-        callees = {t.id: t for _, found in self.graph.out_edges(d, ("call",)) for t in found if t.id != d.id}
-        return any(raises_here(t) for t in list(callees.values())[:40])
+        return self._or_one_hop(d, raises_here)
 
     def _inherits(self, d: DefRow, name: str) -> bool:
         if d.kind != "class":
