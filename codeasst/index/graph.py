@@ -27,7 +27,7 @@ from typing import Any
 from codeasst.index import chunker
 
 # Bump whenever what is extracted changes: the graph is rebuilt.
-GRAPH_VERSION = "4"
+GRAPH_VERSION = "5"
 
 
 def graph_version() -> str:
@@ -190,7 +190,8 @@ class _Extractor:
         for _, captures in matches:
             for kind in ("function", "class"):
                 if kind in captures:
-                    found.append((captures[kind][0], captures["name"][0], kind))
+                    if not self._overload(captures[kind][0]):
+                        found.append((captures[kind][0], captures["name"][0], kind))
                     break
             else:
                 rest.append(captures)
@@ -206,6 +207,13 @@ class _Extractor:
                 if kind not in ("import", "var", "type"):
                     self._edge(kind, nodes[0])
         return self.graph
+
+    def _overload(self, node: Any) -> bool:
+        """A Python `@overload` stub: its implementation follows under the same name, and stands for it."""
+        parent = node.parent
+        return self.grammar == "python" and parent is not None and parent.type == "decorated_definition" and any(
+            _text(self.src, d).lstrip("@").strip().rsplit(".", 1)[-1] == "overload"
+            for d in parent.named_children if d.type == "decorator")
 
     def _defs(self, found: list[tuple[Any, Any, str]]) -> None:
         stack: list[int] = []

@@ -204,15 +204,7 @@ class CodeGraph:
     # --- reading ---
 
     def _defs(self, where: str, args: Iterable) -> list[DefRow]:
-        """Definitions; of several with one name in one file (`@overload` stubs, then the
-        implementation; a name defined in both branches of an `if`), the longest stands for all."""
-        rows = [DefRow(*row) for row in self._db.execute(f"SELECT {_DEF_COLUMNS} FROM defs WHERE {where}", tuple(args))]
-        longest: dict[tuple[str, str], DefRow] = {}
-        for d in rows:
-            key = (d.path, d.qname)
-            if key not in longest or d.end_line - d.line > longest[key].end_line - longest[key].line:
-                longest[key] = d
-        return [d for d in rows if longest[(d.path, d.qname)] is d]
+        return [DefRow(*row) for row in self._db.execute(f"SELECT {_DEF_COLUMNS} FROM defs WHERE {where}", tuple(args))]
 
     def definition(self, def_id: int) -> DefRow | None:
         found = self._defs("id = ?", (def_id,))

@@ -88,6 +88,15 @@ def test_calls_resolve_through_imports_self_super_and_annotated_variables(tmp_pa
     assert drive["loop"] == ["pkg.core.Engine.loop"]  # `local = Engine()`
 
 
+def test_overload_stubs_give_way_to_the_implementation_and_a_property_keeps_both_halves():
+    graph = extract("m.py", "from typing import overload\n\n\n@overload\ndef f(x: int) -> int: ...\n\n\n"
+                            "@overload\ndef f(x: str) -> str: ...\n\n\ndef f(x):\n    return x\n\n\n"
+                            "class C:\n    @property\n    def v(self):\n        raise KeyError\n\n"
+                            "    @v.setter\n    def v(self, value):\n        self._v = value\n")
+    assert [d.line for d in graph.defs if d.qname == "m.f"] == [12]
+    assert [d.line for d in graph.defs if d.qname == "m.C.v"] == [18, 22]
+
+
 def test_a_re_export_leads_to_the_definition(tmp_path):
     g = build(tmp_path, PY)
     main = callees(g, "main")
