@@ -46,11 +46,18 @@ EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="Embedder
 _skip_teardown = False
 
 
-def _allow_fast_exit(summary: Any) -> None:
-    """Let this run skip teardown if its index update wrote nothing."""
+def _allow_fast_exit(summary: dict | None) -> None:
+    """Let this run skip teardown if its index update (IndexSummary.to_json()) wrote nothing."""
     global _skip_teardown
-    _skip_teardown = summary is None or not (summary.added or summary.changed or summary.deleted
-                                             or summary.rebuilt)
+    _skip_teardown = summary is None or not (summary["added"] or summary["changed"] or summary["deleted"]
+                                             or summary["rebuilt"])
+
+
+def _assistant(services, *, unless: str | None = None, alone: bool = False):
+    """The one way in (codeasst.access): the running `codeasst serve` for this repository, else this process."""
+    from codeasst.access import connect
+
+    return connect(services, unless=unless, alone=alone, on_note=_note)
 
 
 def _emit_json(data: Any) -> None:
@@ -139,12 +146,10 @@ def index(
     from codeasst.console import index_summary_lines
 
     progress = _index_progress(as_json)
-    served = _server(services, unless="--embedder" if embedder else "--chunk-chars" if chunk_chars else None)
+    assistant = _assistant(services, unless="--embedder" if embedder else "--chunk-chars" if chunk_chars else None)
     try:
         with progress or nullcontext():
-            summary_json = _through(served, lambda s: _index_via_server(s, rebuild, progress))
-            if summary_json is None:
-                summary_json = services.indexer(progress).run(rebuild=rebuild, verify=True).to_json()
+            summary_json = assistant.index(rebuild, progress)
     except KeyboardInterrupt:
         _note("interrupted; the index is consistent and the next run resumes where this one stopped")
         raise typer.Exit(130) from None
@@ -157,62 +162,12 @@ def index(
         _note(f"no indexable files under {services.repo.root}")
 
 
-def _server(services, *, unless: str | None = None):
-    """The client of a `codeasst serve` running for this repository, or None. `unless` names an
-    option the server cannot honour: with a server running, that option is refused (exit 75), since
-    only the server may open the repository's embedded index."""
-    from codeasst.errors import IndexLocked
-    from codeasst.serve.client import ServerClient
-
-    served = ServerClient.find(services.repo.root)
-    if served is not None and unless is not None and not services.settings.store.chroma_url:
-        raise IndexLocked(f"codeasst serve (pid {served.server.pid}) owns this repository's index; {unless} "
-                          "cannot go through it", hint="stop the server to use it")
-    return served
-
-
-def _through(served, work):
-    """`work(served)`, or None when there is no server or it does not answer: this process then works
-    alone (and says so if the server, though silent, still holds the index)."""
-    from codeasst.serve.client import Unreachable
-
-    if served is None:
-        return None
-    try:
-        return work(served)
-    except Unreachable as exc:
-        _note(f"{exc}; working without it")
-        return None
-
-
-def _index_via_server(served, rebuild: bool, progress) -> dict:
-    """The server updates the index it owns; its progress is drawn here."""
-    _note(f"indexing through codeasst serve at {served.url}")
-    for line in served.index(rebuild=rebuild):
-        if line["type"] == "start" and progress is not None:
-            progress.start(line["files"])
-        elif line["type"] == "advance" and progress is not None:
-            progress.advance(line["files"], line["chunks"])
-        elif line["type"] == "embedding" and progress is not None:
-            progress.start_embedding(line["chunks"])
-        elif line["type"] == "embedded" and progress is not None:
-            progress.embedded(line["chunks"])
-        elif line["type"] == "summary":
-            return {k: v for k, v in line.items() if k != "type"}
-    raise CodeasstError("codeasst serve stopped before the index run ended",
-                        hint="run `codeasst index` again; the next run resumes where this one stopped")
-
-
 @app.command()
 def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:
     """Show what is indexed and how stale it is."""
     from codeasst.console import status_lines
-    from codeasst.tasks.search import index_status
 
-    services = _services(repo)
-    data = _through(_server(services), lambda s: s.status())
-    if data is None:
-        data = index_status(services)
+    data = _assistant(_services(repo)).status()
     if as_json:
         _emit_json(data)
     else:
@@ -233,22 +188,15 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Find the code that matches a query (the index is brought up to date first); piped stdin adds context."""
-    from codeasst.tasks.search import hits_json
-    from codeasst.tasks.search import search as run_search
-
     query, piped = _text_and_stdin(query, "QUERY", "search")
     services = _services(repo, {"embedder.model": embedder}, model=model)
-    reply = _through(_server(services, unless="--embedder" if embedder else None),
-                     lambda s: s.search(query, k, no_llm, piped or None, model))
-    if reply is not None:
-        hits, notes = reply["hits"], reply["notes"]
-    else:
-        progress = _index_progress(as_json)
-        with progress or nullcontext():
-            result = run_search(services, query, k, use_llm=not no_llm, context=piped or None,
-                                progress=progress)
-        _allow_fast_exit(result.index)
-        hits, notes = hits_json(result.hits), result.notes
+    assistant = _assistant(services, unless="--embedder" if embedder else None)
+    progress = _index_progress(as_json) if assistant.where == "here" else None
+    with progress or nullcontext():
+        reply = assistant.search(query, k, no_llm=no_llm, context=piped or None, model=model, progress=progress)
+    if assistant.where == "here":
+        _allow_fast_exit(reply["index"])
+    hits, notes = reply["hits"], reply["notes"]
     for note in notes:
         _note(note)
     if as_json:
@@ -275,14 +223,13 @@ def refs(
     as_json: JsonOption = False,
 ) -> None:
     """Show where NAME is defined, who calls it and what it calls, from the code graph."""
-    from codeasst.tasks.refs import place_lines, references
+    from codeasst.console import refs_lines
 
-    services = _services(repo)
-    places = references(services, name, limit=limit)
+    places = _assistant(_services(repo), alone=True).refs(name, limit=limit)
     if as_json:
         _emit_json([p.to_json() for p in places])
         return
-    typer.echo("\n".join(place_lines(places, show_unresolved=unresolved)))
+    typer.echo("\n".join(refs_lines(places, show_unresolved=unresolved)))
 
 
 @app.command()
@@ -297,67 +244,44 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Answer a question about the repository, citing path:line; stdin, if piped, is added as context."""
-    from codeasst.tasks.ask import ask as run_ask
-
     question, piped = _text_and_stdin(question, "QUESTION", "ask")
     services = _services(repo, model=model)
-    if question.strip() and _through(_server(services),
-                                     lambda s: _ask_via_server(s, question, piped or None, system, model, as_json)):
-        return
-    progress = _index_progress(as_json)
-    with progress or nullcontext():
-        answer, stream = run_ask(services, question, piped or None,
-                                 progress=progress, system=system)
-    _allow_fast_exit(answer.retrieval.index)
-    for note in answer.retrieval.notes:
-        _note(note)
-    if as_json:
-        for _ in stream:
-            pass
-        _emit_json(answer.to_json())
-        return
-    last = ""
-    for piece in stream:
-        sys.stdout.write(piece)
-        sys.stdout.flush()
-        last = (last + piece)[-2:]
-    _write_footer(answer, last)
-
-
-def _write_footer(answer, last: str) -> None:
-    """The sources and the rest after an answer whose text ended in `last`, one blank line between."""
-    from codeasst.tasks.ask import footer_lines
-
-    gap = "\n" * (2 - (len(last) - len(last.rstrip("\n"))))
-    sys.stdout.write(gap + "\n".join(footer_lines(answer)) + "\n")
-
-
-def _ask_via_server(served, question: str, piped: str | None, system: str, model: str | None, as_json: bool) -> bool:
-    """Stream the answer from the running `codeasst serve`, its model warm; the footer is drawn here."""
-    from codeasst.serve.client import Unreachable
-
+    assistant = _assistant(services) if question.strip() else _assistant(services, alone=True)
+    progress = _index_progress(as_json) if assistant.where == "here" else None
     answer, last = None, ""
-    lines = served.ask(question, system=system, context=piped, model=model)  # Unreachable here: none came
+    with progress or nullcontext():
+        events = assistant.ask(question, context=piped or None, system=system, model=model, progress=progress)
+        first = next(events, None)  # retrieval is done when the first event comes: the bar goes
     try:
-        for line in lines:
-            if line["type"] == "note":
-                _note(line["text"])
-            elif line["type"] == "text" and not as_json:
-                sys.stdout.write(line["text"])
+        for event in _chain(first, events):
+            if event["type"] == "index":
+                _allow_fast_exit(event["summary"])
+            elif event["type"] == "note":
+                _note(event["text"])
+            elif event["type"] == "text" and not as_json:
+                sys.stdout.write(event["text"])
                 sys.stdout.flush()
-                last = (last + line["text"])[-2:]
-            elif line["type"] == "answer":
-                answer = {k: v for k, v in line.items() if k != "type"}
-    except Unreachable as exc:  # part of the answer is out: working alone would write it twice
-        raise CodeasstError(str(exc), hint="run the question again") from None
+                last = (last + event["text"])[-2:]
+            elif event["type"] == "answer":
+                answer = {k: v for k, v in event.items() if k != "type"}
+    finally:
+        events.close()
     if answer is None:
         raise CodeasstError("the running `codeasst serve` stopped before the answer ended",
                             hint="run the question again")
     if as_json:
         _emit_json(answer)
-    else:
-        _write_footer(answer, last)
-    return True
+        return
+    from codeasst.console import answer_footer_lines
+
+    gap = "\n" * (2 - (len(last) - len(last.rstrip("\n"))))
+    sys.stdout.write(gap + "\n".join(answer_footer_lines(answer)) + "\n")
+
+
+def _chain(first: dict | None, rest):
+    if first is not None:
+        yield first
+    yield from rest
 
 
 @app.command()
@@ -380,12 +304,11 @@ def chat(
         raise UsageError("chat needs a terminal; pipe a question in (echo QUESTION | codeasst chat) "
                          "or use `codeasst ask`")
     from codeasst.chat.app import make_app, setup_logging
-    from codeasst.chat.assistant import RepoAssistant, ServedAssistant
+    from codeasst.chat.assistant import ChatAssistant
     from codeasst.chat.history import History
 
     services = _services(repo, model=model)
-    served = _server(services)
-    assistant = ServedAssistant(services, served) if served is not None else RepoAssistant(services)
+    assistant = ChatAssistant(_assistant(services))
     history = History.open_default(services.repo.root)
     setup_logging()
     chat_app = make_app(assistant, history, services.repo.root.name, resume=resume, latest=last,
@@ -407,8 +330,6 @@ def complete(
     as_json: JsonOption = False,
 ) -> None:
     """Print a completion at the cursor: whole statements, or nothing when unsure."""
-    from codeasst.tasks.complete import complete_at
-
     if file == "-":
         data = sys.stdin.buffer.read()
         name = path or "stdin.py"
@@ -425,11 +346,9 @@ def complete(
         raise UsageError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     services = _services(repo, model=model, about_repo=False)
     where = target.resolve() if target is not None else services.repo.root / name
-    served = _server(services) if model is None and where.is_relative_to(services.repo.root) else None
-    # The server answers for its own repository's files only.
-    data_json = _through(served, lambda s: {**s.complete(str(where), line, col, text), "server": s.url})
-    if data_json is None:
-        data_json = complete_at(services, text, line, col, name, check_ignored=target).to_json()
+    # The server answers for its own repository's files only, with its own model.
+    assistant = _assistant(services, alone=model is not None or not where.is_relative_to(services.repo.root))
+    data_json = assistant.complete(name if assistant.where == "here" else str(where), line, col, text, file=target)
     if as_json:
         _emit_json(data_json)
     else:
@@ -476,6 +395,26 @@ def serve(
 
 
 @app.command()
+def lsp(
+    repo: Annotated[Path | None, typer.Option("--repo", "-C", help="The repository; by default the folder the "
+                                              "editor opens (its rootUri), else this directory.")] = None,
+    no_start: Annotated[bool, typer.Option("--no-start", help="Only join a running `codeasst serve`; never "
+                                           "start one.")] = False,
+) -> None:
+    """Speak the Language Server Protocol on stdio: completions, lint fixes and code search in any editor."""
+    from codeasst.lsp.server import run
+    from codeasst.services import build_services
+
+    def services_for(root: Path):
+        services = build_services(root, on_note=lambda text: typer.echo(f"codeasst lsp: {text}", err=True))
+        if note := services.loaded.trust_note():
+            typer.echo(f"codeasst lsp: {note}", err=True)
+        return services
+
+    run(services_for, start=not no_start, root=repo)
+
+
+@app.command()
 def stats(as_json: JsonOption = False) -> None:
     """Accept Rate, Discard Rate and Happiness of inline suggestions, per model variant and day."""
     from codeasst.serve.events import EventStore
@@ -519,14 +458,14 @@ def fix(
     as_json: JsonOption = False,
 ) -> None:
     """Fix flake8 findings: mechanical fixes first, then the local model; only verified code is kept."""
-    from codeasst.tasks.fix import Outcome, fix_files, fixed_bytes, options_from, start_dir
+    from codeasst.access import alone
+    from codeasst.paths import fix_start_dir
 
-    services = _services(start_dir(files, repo, stdin_filename), model=model, about_repo=False)
-    options = options_from(services, max_rounds=rounds, use_llm=False if no_llm else None,
-                           try_syntax=True if try_syntax else None,
-                           remove_unused_imports=True if remove_unused_imports else None)
+    assistant = alone(_services(fix_start_dir(files, repo, stdin_filename), model=model, about_repo=False))
+    overrides = {"max_rounds": rounds, "use_llm": False if no_llm else None, "try_syntax": True if try_syntax else None,
+                 "remove_unused_imports": True if remove_unused_imports else None}
 
-    def render(outcome: Outcome) -> None:
+    def render(outcome) -> None:
         result = outcome.result
         if result is None:
             _note(f"error: {outcome.error}")
@@ -535,7 +474,7 @@ def fix(
             return
         if outcome.from_stdin:
             sys.stdout.flush()  # a diff printed before goes out before these bytes
-            sys.stdout.buffer.write(fixed_bytes(result))
+            sys.stdout.buffer.write(assistant.fixed_bytes(result))
         elif not write:
             sys.stdout.write(result.diff())
         done = len(result.before) - len(result.after)
@@ -543,8 +482,8 @@ def fix(
         _note(f"{result.name}: {verb} {done} of {len(result.before)} diagnostics"
               + "".join(f"\n  left {d.code} line {d.line}: {result.reasons.get(d, '')}" for d in result.after))
 
-    run = fix_files(services, files, options=options, read_stdin=sys.stdin.buffer.read, cwd=repo, write=write,
-                    check=check, stdin_filename=stdin_filename, on_outcome=render)
+    run = assistant.fix_files(files, **overrides, read_stdin=sys.stdin.buffer.read, cwd=repo, write=write,
+                              check=check, stdin_filename=stdin_filename, on_outcome=render)
     if as_json:
         _emit_json(run.reports(with_diff=not write))
     if run.exit_code:
@@ -817,11 +756,10 @@ def eval_fim(
     import time
 
     from codeasst.evals import fim
-    from codeasst.tasks.complete import options_from
 
     services = _services(Path("."), model=model, about_repo=False)
     chosen = fim.load(data.resolve(), split, limit, rows, cursor)
-    options = fim.eval_options(services, options_from(services))
+    options = fim.eval_options(services)
     started = time.perf_counter()
     outcomes = fim.generate_all(services, chosen, options, on_row=lambda n, total: typer.echo(
         f"[{n}/{total}]", err=True) if n % 25 == 0 else None)

@@ -299,6 +299,15 @@ class ServeSettings(_Section):
     """Seconds SIGTERM or SIGINT gives requests in flight before they are cancelled and the process exits."""
 
 
+class LspSettings(_Section):
+    discard_after_s: float = 10.0
+    """Seconds after which a suggestion `codeasst lsp` showed, and the editor did not accept, counts as
+    discarded (as does one the next request in its document replaces)."""
+
+    debounce_ms: int = 300
+    """Milliseconds `codeasst lsp` waits after a save before it runs flake8 (a newer save restarts the wait)."""
+
+
 class LLMSettings(_Section):
     model: str = "auto"
     """'auto' (the 1.5B where it is installed and the machine has a GPU or 4 cores, else the 0.5B),
@@ -372,6 +381,9 @@ class Settings(BaseSettings):
 
     serve: ServeSettings = ServeSettings()
     """How `codeasst serve` guards and shares the models and the index."""
+
+    lsp: LspSettings = LspSettings()
+    """How `codeasst lsp` counts suggestions and lints open files."""
 
     models: dict[str, ModelEntry] = {}
     """Named models: [models.NAME] with a GGUF `path`, or a server `url` and `model`."""

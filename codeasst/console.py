@@ -207,3 +207,17 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     else:
         lines.append("Stale       no: up to date")
     return lines
+
+
+def answer_footer_lines(answer: dict) -> list[str]:
+    """What follows an answer in the terminal (tasks.ask.footer_lines), from its JSON."""
+    from codeasst.tasks.ask import footer_lines
+
+    return footer_lines(answer)
+
+
+def refs_lines(places: list, show_unresolved: bool = False) -> list[str]:
+    """What `codeasst refs` prints (tasks.refs.place_lines)."""
+    from codeasst.tasks.refs import place_lines
+
+    return place_lines(places, show_unresolved)

@@ -76,3 +76,15 @@ def find_repo_root(start: Path) -> tuple[Path, bool]:
         if (candidate / ".git").exists():
             return candidate, True
     return start, False
+
+
+def fix_start_dir(names: list[str], cwd: Path, stdin_filename: str | None = None) -> Path:
+    """Where `codeasst fix` looks for the repository and its config: the first file's directory (for
+    stdin, `-`, the directory of the file it stands for), else `cwd`."""
+    first = names[0] if names else None
+    if first == "-":
+        first = stdin_filename
+    first = cwd / first if first else cwd
+    if first.is_dir():
+        return first
+    return first.parent if first.parent.exists() else cwd

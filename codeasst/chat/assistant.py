@@ -1,8 +1,8 @@
 """What the chat asks of codeasst, in one small interface the TUI calls from its workers.
 
-`RepoAssistant` does the work through the same use cases as the CLI (`tasks.ask`,
-`tasks.search`, `tasks.fix`) on one `Services`, so models load once per session. Every
-method may block for seconds: the app calls them from worker threads only.
+`ChatAssistant` does the work through the one way in every front end uses (codeasst.access): the
+running `codeasst serve`, else this process on one `Services`, so models load once per session.
+Every method may block for seconds: the app calls them from worker threads only.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from codeasst.access import Assistant as Access
 from codeasst.chat.history import Source, Turn
 from codeasst.errors import UsageError
 from codeasst.index.indexer import Progress
-from codeasst.services import Services
 
 
 @dataclass
@@ -108,21 +108,27 @@ def short_name(name: str, path: str) -> str:
     return name.removeprefix(module + ".")
 
 
-class RepoAssistant:
-    def __init__(self, services: Services) -> None:
-        self.services = services
+class ChatAssistant:
+    """The chat's Assistant over the one way in (codeasst.access): the running `codeasst serve` when
+    there is one (it owns the index and keeps its models warm, so the chat neither opens the index a
+    second time nor loads models of its own for answers), else this process. `/fix` runs here, as
+    `codeasst fix` does."""
+
+    def __init__(self, assistant: Access) -> None:
+        self.assistant = assistant
+        self.services = assistant.services
 
     @property
     def root(self) -> Path:
         return self.services.repo.root
 
     def status(self) -> Status:
-        data = self.services.indexer().status()
+        data = self.assistant.status()
         stale = sum(len(v) for v in data["stale"].values())
         return Status(self.services.model_spec.name, data["files"], data["chunks"], data["indexed"], stale)
 
     def _count(self, text: str) -> int:
-        n = self.services.llm.count_tokens(text)
+        n = self.services.llm.count_tokens(text) if self.assistant.where == "here" else None
         return n if n is not None else len(text) // 4 + 1
 
     def _earlier(self, history: Sequence[Turn]) -> list[tuple[str, str]]:
@@ -132,48 +138,48 @@ class RepoAssistant:
 
     def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
                cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn:
-        from codeasst.tasks.ask import ask
-
         turn = Turn(question)
-        answer, stream = ask(self.services, question, progress=progress,
-                             history=self._earlier(history))
+        if cancelled():  # Esc while starting: do not start the model at all
+            turn.state = "cancelled"
+            return turn
+        events = self.assistant.ask(question, history=self._earlier(history), model=self.services.model_choice,
+                                    progress=progress, client="chat")
         pieces: list[str] = []
+        answer: dict | None = None
         first = last = None
         try:
-            if cancelled():  # Esc while retrieving: do not start the model at all
-                turn.state = "cancelled"
-            for piece in () if cancelled() else stream:
+            for event in events:
                 if cancelled():
                     turn.state = "cancelled"
                     break
-                if piece:  # an empty piece is only a turn (tasks.ask)
-                    last = time.perf_counter()
-                    first = first or last
-                pieces.append(piece)
-                on_text(piece)
+                if event["type"] == "text":
+                    if event["text"]:  # an empty piece is only a turn (tasks.ask)
+                        last = time.perf_counter()
+                        first = first or last
+                    pieces.append(event["text"])
+                    on_text(event["text"])
+                elif event["type"] == "answer":
+                    answer = event
         finally:
-            stream.close()  # stops the model where it is
-        turn.answer = answer.text if turn.state == "done" else "".join(pieces)
-        finish(turn, answer.to_json(), first, last)
+            events.close()  # stops the model where it is (the server's, when the connection closes)
+        turn.answer = answer["answer"] if answer is not None and turn.state == "done" else "".join(pieces)
+        if answer is not None:
+            finish(turn, answer, first, last)
         return turn
 
     def search(self, query: str, progress: Progress | None = None) -> list[Source]:
-        from codeasst.tasks.search import search
-
-        result = search(self.services, query, None, use_llm=False, progress=progress)
-        return [Source(f.hit.path, f.hit.start_line, f.hit.end_line, short_name(f.hit.name, f.hit.path),
-                       verified=False) for f in result.hits]
+        reply = self.assistant.search(query, None, no_llm=True, progress=progress)
+        return [Source(h["path"], h["start_line"], h["end_line"], short_name(h["symbol"], h["path"]), verified=False)
+                for h in reply["hits"]]
 
     def _resolve(self, path: str) -> Path:
         target = Path(path).expanduser()
         return target if target.is_absolute() else self.root / target
 
     def propose_fix(self, path: str) -> FixProposal:
-        from codeasst.tasks.fix import fix_file
-
         if not path:
             raise UsageError("/fix needs a file: /fix path/to/module.py")
-        result = fix_file(self.services, self._resolve(path), for_write=True, name=path)
+        result = self.assistant.fix_file(self._resolve(path), name=path)
         done = len(result.before) - len(result.after)
         summary = f"{path}: {done} of {len(result.before)} findings fixed"
         if result.after:
@@ -183,24 +189,14 @@ class RepoAssistant:
 
     def apply_fix(self, proposal: FixProposal) -> str:
         """Write the fix back through the same verified, atomic path as `codeasst fix --write`."""
-        from codeasst.tasks.fix import write_fix
-
-        written = write_fix(proposal.result)
+        written = self.assistant.write_fix(proposal.result)
         return f"wrote {proposal.path}" if written else f"{proposal.path}: nothing to write"
 
     def switch_model(self, name: str) -> str:
-        from codeasst.models import resolve
-
-        spec = resolve(self.services.settings, name)  # an unknown name raises here, before anything changes
-        self.services.model_choice = name
-        for cached in ("model_spec", "llm"):
-            self.services.__dict__.pop(cached, None)
-        return spec.name
+        return self.assistant.switch_model(name)
 
     def models(self) -> list[str]:
-        from codeasst.models import available_models
-
-        return [s.name for s in available_models(self.services.settings) if s.available]
+        return self.assistant.model_names()
 
     def excerpt(self, source: Source, context: int = 0) -> str:
         target = self._resolve(source.path)
@@ -210,75 +206,6 @@ class RepoAssistant:
             raise UsageError(f"cannot read {source.path}: {exc.strerror}") from None
         start = max(1, source.start_line - context)
         return "\n".join(lines[start - 1:source.end_line + context])
-
-
-class ServedAssistant(RepoAssistant):
-    """RepoAssistant for a repository with `codeasst serve` running: status, answers and searches
-    come from the server, which owns the index and keeps its models warm, so the chat neither opens
-    the index a second time nor loads models of its own for them. A server that stops answering
-    leaves the chat to do the work itself. `/fix` runs here, as it touches no index."""
-
-    def __init__(self, services: Services, served) -> None:
-        super().__init__(services)
-        self.served = served  # serve.client.ServerClient
-
-    def _from_server(self, call: Callable):
-        """`call(client)`; None when no server runs (any more): the caller then works alone. A server
-        that does not answer is looked for again once (it may have restarted on another port)."""
-        from codeasst.serve.client import ServerClient, Unreachable
-
-        for _ in range(2):
-            if self.served is None:
-                return None
-            try:
-                return call(self.served)
-            except Unreachable:
-                self.served = ServerClient.find(self.root)
-        return None
-
-    def status(self) -> Status:
-        data = self._from_server(lambda served: served.status())
-        if data is None:
-            return super().status()
-        stale = sum(len(v) for v in data["stale"].values())
-        return Status(self.services.model_spec.name, data["files"], data["chunks"], data["indexed"], stale)
-
-    def answer(self, question: str, history: Sequence[Turn], *, on_text: Callable[[str], None],
-               cancelled: Callable[[], bool], progress: Progress | None = None) -> Turn:
-        pairs = self._earlier(history)
-        lines = self._from_server(lambda served: served.ask(question, history=pairs,
-                                                            model=self.services.model_choice, client="chat"))
-        if lines is None:
-            return super().answer(question, history, on_text=on_text, cancelled=cancelled, progress=progress)
-        turn = Turn(question)
-        pieces: list[str] = []
-        answer: dict | None = None
-        first = last = None
-        try:
-            for line in lines:
-                if cancelled():
-                    turn.state = "cancelled"
-                    break
-                if line["type"] == "text":
-                    last = time.perf_counter()
-                    first = first or last
-                    pieces.append(line["text"])
-                    on_text(line["text"])
-                elif line["type"] == "answer":
-                    answer = line
-        finally:
-            lines.close()  # leaving the stream closes the connection: the server stops the model
-        turn.answer = answer["answer"] if answer is not None and turn.state == "done" else "".join(pieces)
-        if answer is not None:
-            finish(turn, answer, first, last)
-        return turn
-
-    def search(self, query: str, progress: Progress | None = None) -> list[Source]:
-        reply = self._from_server(lambda served: served.search(query, None, True))
-        if reply is None:
-            return super().search(query, progress)
-        return [Source(h["path"], h["start_line"], h["end_line"], short_name(h["symbol"], h["path"]), verified=False)
-                for h in reply["hits"]]
 
 
 def sources_of(answer: dict) -> list[Source]:

@@ -258,9 +258,13 @@ def gated(outcome: Outcome, threshold: float) -> str:
     return product.candidate if value is None or value >= threshold else ""
 
 
-def eval_options(services: Services, options: CompleteOptions) -> CompleteOptions:
-    """`options` as an evaluation runs them: no time cap, and the suffix budget this machine gets now,
+def eval_options(services: Services, options: CompleteOptions | None = None) -> CompleteOptions:
+    """`options` (the [complete] settings by default) as an evaluation runs them: no time cap, and the suffix budget this machine gets now,
     fixed for the whole run (the product decides it from the measured speed; complete.suffix_tokens)."""
+    if options is None:
+        from codeasst.tasks.complete import options_from
+
+        options = options_from(services)
     llm = services.complete_llm
     llm.load()
     return replace(options, time_cap_ms=0, suffix_tokens=suffix_budget(llm, options))

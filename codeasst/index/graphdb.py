@@ -224,6 +224,17 @@ class CodeGraph:
         named = [d for d in found if d.kind != "module"]
         return sorted(named or found, key=_plainest)
 
+    def starting(self, prefix: str, limit: int = 100) -> list[DefRow]:
+        """Definitions (modules aside) whose bare name starts with `prefix`, as an editor's symbol search
+        asks while the user types: the name itself first, then by length and name."""
+        prefix = prefix.strip()
+        if not prefix:
+            return []
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        found = self._defs("name LIKE ? ESCAPE '\\' AND kind != 'module' ORDER BY length(name), name, path, line "
+                           "LIMIT ?", (escaped + "%", limit))
+        return sorted(found, key=lambda d: d.name != prefix)
+
     def in_file(self, path: str, line: int | None = None) -> list[DefRow]:
         """The definitions of a file; with `line`, those that hold it, innermost first."""
         if line is None:

@@ -13,6 +13,8 @@ the prompt's common prefix, so a request while typing only evaluates what is new
   it finds the prefix cached.
 - POST /v1/search, POST /v1/ask (NDJSON stream), POST /v1/index (NDJSON progress), GET /v1/status:
   as the CLI commands; while the server runs it owns the repository's index and the CLI comes here.
+- POST /v1/fix: the verified fix of a file or an editor's buffer (nothing written); POST /v1/symbols:
+  definitions by name or by words (an editor's symbol search).
 - POST /v1/events: shown / accepted (with the accepted length) / discarded, stored in SQLite for
   `codeasst stats`.
 - GET /v1/health: the repository, models, process, queue and clients.
@@ -30,7 +32,7 @@ import itertools
 import os
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,15 +45,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from codeasst.backends.base import LLM
-from codeasst.errors import CodeasstError, IndexLocked, UsageError
-from codeasst.serve.clients import ClientState, ClientTable, Typed
+from codeasst.errors import CodeasstError, IndexLocked
+from codeasst.serve.clients import ClientTable
+from codeasst.serve.completion import Completions
 from codeasst.serve.events import EventStore
 from codeasst.serve.guard import PathRefused, RequestGuard, guard_path
 from codeasst.serve.limits import BodyLimit
-from codeasst.serve.queue import Left, ModelQueue
+from codeasst.serve.queue import ModelQueue
 from codeasst.serve.streams import Failed, LineStream, failure
 from codeasst.services import Services
-from codeasst.tasks.complete import Position, split_at
 
 MAX_TEXT_CHARS = 2_000_000
 
@@ -101,6 +103,18 @@ class EventRequest(BaseModel):
     accepted_length: int = Field(0, ge=0, le=1_000_000)
 
 
+class FixRequest(BaseModel):
+    path: str = Field(min_length=1, max_length=4096)
+    text: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="The buffer; the file on disk if unset.")
+    line: int | None = Field(None, ge=1, description="Only the changes at this line (an editor's \"fix this\").")
+    client: str = Field("cli", max_length=200)
+
+
+class SymbolsRequest(BaseModel):
+    query: str = Field(max_length=2000)
+    limit: int = Field(50, ge=1, le=500)
+
+
 @dataclass
 class ServerState:
     services: Services
@@ -112,10 +126,13 @@ class ServerState:
     numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
     served: Counter = field(default_factory=Counter)  # route -> requests answered, for /v1/health
     streams: Counter = field(default_factory=Counter)  # how streams ended: done, client gone, slow reader...
-    models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
     askers: dict[str, Services] = field(default_factory=dict)  # ask --model NAME: services on that model
-    variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
     started: float = field(default_factory=time.time)
+    completions: Completions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.completions = Completions(self.services, self.clients, self.queue_for, lambda: self.stopping,
+                                       lambda: next(self.numbers))
 
     def queue_for(self, llm: LLM) -> ModelQueue:
         """The queue of one model context: one request at a time in each (the server's completions
@@ -137,39 +154,6 @@ class ServerState:
         for _, queue in list(self.queues.values()):
             queue.stop()
 
-    def context(self, client: ClientState, rel: str, text: str, prefix: str, renew: bool) -> dict:
-        """Other files' context for `client`'s prompt in `rel`, its cursor after `prefix` ("" when not
-        known): kept while the client stays in that file, so that the prompt's start, and its KV cache,
-        stay the same while the user types; built again when it opens a file (`renew`) or asks in
-        another one."""
-        from codeasst.tasks.complete import options_from, other_files
-
-        client.recent.visit(rel, text, prefix.count("\n") + 1)
-        if renew or client.pinned is None or client.pinned[0] != rel:
-            context = other_files(self.services.repo.root, text, rel, options_from(self.services), prefix=prefix,
-                                  recent=client.recent.context(rel),
-                                  max_file_bytes=self.services.settings.index.max_file_bytes)
-            client.pinned = (rel, context)
-        return client.pinned[1]
-
-    def variant(self, number: int) -> tuple[str, LLM]:
-        """The model that answers request `number`: complete.model, or the A/B variants in turn."""
-        names = self.services.settings.complete.variants
-        if not names:
-            return self.services.complete_llm.name, self.services.complete_llm
-        name = names[number % len(names)]
-        if name not in self.models:
-            from codeasst.models import build_llm, resolve
-
-            spec = resolve(self.services.settings, name)
-            if spec == self.services.complete_spec:
-                self.models[name] = self.services.complete_llm
-            elif spec == self.services.model_spec:
-                self.models[name] = self.services.llm
-            else:
-                self.models[name] = build_llm(spec, self.services.settings)
-        return name, self.models[name]
-
     def asker(self, model: str | None) -> Services:
         """The services that answer `ask --model MODEL`: the server's own, or a copy on that model
         sharing its embedder and index, built once."""
@@ -180,11 +164,6 @@ class ServerState:
             _ = copy.model_spec  # an unknown name fails here, as a 422
             self.askers[model] = copy
         return self.askers[model]
-
-    def remember_variant(self, suggestion_id: str, name: str) -> None:
-        self.variant_of[suggestion_id] = name
-        while len(self.variant_of) > 10_000:  # ids of suggestions long gone
-            self.variant_of.popitem(last=False)
 
 
 def _read(target: Path, rel: str) -> str:
@@ -204,13 +183,6 @@ def _buffer(state: ServerState, path: str, text: str | None) -> tuple[str, str]:
     except PathRefused as exc:
         raise Failed(exc.status, str(exc)) from None
     return rel, (text if text is not None else _read(target, rel)).replace("\r\n", "\n")
-
-
-def _position(text: str, line: int, col: int) -> Position:
-    try:
-        return split_at(text, line, col)
-    except UsageError as exc:
-        raise Failed(422, str(exc)) from None
 
 
 async def _in_thread(request: Request, work: Callable[[threading.Event], object]) -> object:
@@ -235,9 +207,6 @@ async def _in_thread(request: Request, work: Callable[[threading.Event], object]
 def create_app(services: Services, token: str | None = None, events: EventStore | None = None, *,
                port: int | None = None, bound: str = "127.0.0.1") -> FastAPI:
     """The app, guarded (guard.py) for a server listening on `bound`:`port` (any port when None)."""
-    from codeasst.complete.fim import Suggestion
-    from codeasst.tasks.complete import complete_at, options_from, silence_reason
-
     cfg = services.settings.serve
     state = ServerState(services, events or EventStore.open_default(), ClientTable(cfg.max_clients, cfg.max_client_chars),
                         (cfg.max_queue, cfg.queue_timeout_s))
@@ -277,95 +246,32 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
         rel, text = _buffer(state, body.path, body.text)
-        number = next(state.numbers)
-        started = time.perf_counter()
-        at = _position(text, body.line, body.col)
-        known = state.clients.peek(body.client)
-        if known is not None and (ahead := _type_ahead(known, rel, at.prefix, at.suffix)) is not None:
-            known.latest = number  # what it still waits for is stale now
-            return {"text": ahead.text, "reason": "", "id": ahead.id, "cached": "type-ahead",
-                    "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
-        if why := silence_reason(at, rel, options_from(services)):  # no need to wait for the model's turn
-            if known is not None:
-                known.latest = number
+        reply = state.completions.complete(rel, text, body.line, body.col, body.client, gone)
+        if "cached" not in reply and reply.get("reason") != "cancelled by a newer request":
             state.served["complete"] += 1
-            return {**Suggestion("", reason=why).to_json(), "id": ""}
-        with state.clients.hold(body.client) as client:
-            client.latest = number
-
-            def superseded() -> bool:
-                return client.latest != number or gone.is_set() or state.stopping
-
-            variant, llm = state.variant(number)
-            try:
-                with state.queue_for(llm).turn(body.client, cancelled=superseded):
-                    llm.switch(body.client, cfg.kv_slots)
-                    context = state.context(client, rel, text, at.prefix, renew=False)
-                    result = complete_at(services, text, body.line, body.col, rel, options_from(services),
-                                         cancelled=superseded, llm=llm, context=context)
-            except Left:
-                return {"text": "", "reason": "cancelled by a newer request", "id": ""}
-            suggestion_id = f"{os.getpid()}-{number}"
-            state.remember_variant(suggestion_id, variant)
-            if result.text:
-                client.typed = Typed(rel, at.prefix, at.suffix, result.text, suggestion_id)
-            client.trim(cfg.max_client_chars)
-        state.served["complete"] += 1
-        return {**result.to_json(), "id": suggestion_id, "model": variant}
+        return reply
 
     @app.post("/v1/open")
     async def opened(body: OpenRequest, request: Request) -> dict:
         return await _in_thread(request, lambda gone: open_in(body, gone))
 
     def open_in(body: OpenRequest, gone: threading.Event) -> dict:
-        from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt, request
-
         rel, text = _buffer(state, body.path, body.text)
-        at = _position(text, body.line, body.col or 1) if body.line is not None else None
-        number = next(state.numbers)
-        started = time.perf_counter()
-        llm = services.complete_llm
-        options = options_from(services)
-        with state.clients.hold(body.client) as client:
-            client.latest = number
-
-            def superseded() -> bool:
-                return client.latest != number or gone.is_set() or state.stopping
-
-            try:
-                with state.queue_for(llm).turn(body.client, cancelled=superseded):
-                    llm.load()
-                    llm.switch(body.client, cfg.kv_slots)
-                    context = state.context(client, rel, text, at.prefix if at else "", renew=True)
-                    if at is not None:
-                        # The prompt at the cursor as complete() asks it, all but the marker after which
-                        # the model writes.
-                        asked = request(llm, at.prefix, at.suffix, options)
-                        prompt = fim_prompt(asked.prefix, at.suffix, asked.options, path=rel,
-                                            **context).removesuffix(MIDDLE)
-                    else:
-                        # The file's beginning as a prompt prefix: the first request in it finds it cached
-                        # (in the PSM layout; in SPM the suffix comes first, so only a cursor helps).
-                        prompt = fim_prompt(text, "", options, path=rel, **context).split(SUFFIX)[0]
-                    warmed = llm.warm(prompt, cancelled=superseded)  # a newer request stops it between batches
-            except Left:
-                return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}
-            client.trim(cfg.max_client_chars)
-        state.served["open"] += 1
-        return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
+        reply = state.completions.open(rel, text, body.line, body.col, body.client, gone)
+        if "reason" not in reply:
+            state.served["open"] += 1
+        return reply
 
     @app.post("/v1/search")
     async def search(body: SearchRequest, request: Request) -> dict:
         return await _in_thread(request, lambda gone: search_in(body, gone))
 
     def search_in(body: SearchRequest, gone: threading.Event) -> dict:
-        from codeasst.tasks.search import find, hits_json
+        from codeasst.tasks.search import search_reply
 
         def run() -> dict:
-            result = find(state.asker(body.model), body.query, body.k, use_llm=not body.no_llm, context=body.context)
-            return {"query": body.query, "hits": hits_json(result.hits), "timings": result.timings,
-                    "notes": result.notes, "index": result.index.to_json() if result.index else None,
-                    "dense": result.dense}
+            return search_reply(state.asker(body.model), body.query, body.k, use_llm=not body.no_llm,
+                                context=body.context)
 
         if body.no_llm:  # retrieval alone needs no turn of the model
             reply = run()
@@ -438,6 +344,27 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         return LineStream(work, max_bytes=cfg.stream_buffer_bytes, stopping=lambda: state.stopping,
                           on_end=lambda why: state.streams.update([why]))
 
+    @app.post("/v1/fix")
+    async def fix(body: FixRequest, request: Request) -> dict:
+        """The verified fix of a file or buffer, as `codeasst fix` makes it; nothing is written."""
+        from codeasst.tasks.fix import fix_buffer
+
+        def work(gone: threading.Event) -> dict:
+            rel, text = _buffer(state, body.path, body.text)
+            with state.queue_for(services.llm).turn(body.client, cancelled=gone.is_set):
+                result = fix_buffer(services, services.repo.root / rel, text, line=body.line)
+            state.served["fix"] += 1
+            return {**result.to_json(), "text": result.fixed}
+
+        return await _in_thread(request, work)
+
+    @app.post("/v1/symbols")
+    async def symbols(body: SymbolsRequest, request: Request) -> list[dict]:
+        """Definitions by name from the code graph, else by search (an editor's workspace/symbol)."""
+        from codeasst.tasks.refs import symbols as find_symbols
+
+        return await _in_thread(request, lambda _gone: find_symbols(services, body.query, limit=body.limit))
+
     @app.get("/v1/status")
     async def status(request: Request) -> dict:
         from codeasst.tasks.search import index_status
@@ -446,22 +373,11 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     @app.post("/v1/events")
     def event(body: EventRequest) -> dict:
-        variant = state.variant_of.get(body.id) or services.complete_llm.name  # the model that wrote it
+        variant = state.completions.variant_named(body.id)  # the model that wrote it
         state.events.record(body.kind, body.id, variant, body.shown_length, body.accepted_length)
         return {"ok": True}
 
     return app
-
-
-def _type_ahead(client: ClientState, rel: str, prefix: str, suffix: str) -> Typed | None:
-    """The rest of the client's last suggestion, if the user has since typed its first characters."""
-    last = client.typed
-    if last is None or last.rel != rel or not prefix.startswith(last.prefix) or suffix != last.suffix:
-        return None
-    typed = prefix[len(last.prefix):]
-    if not typed or not last.text.startswith(typed) or len(typed) >= len(last.text):
-        return None
-    return Typed(rel, prefix, suffix, last.text[len(typed):], last.id)
 
 
 def _rss_mb() -> float:

@@ -9,14 +9,50 @@ with an error raises `ServerError`, which carries the exit code the command woul
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
-from collections.abc import Iterator
+import socket
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from codeasst.errors import CodeasstError
 from codeasst.serve import discovery
+
+
+class Cancel:
+    """Set from any thread to end a request in flight: a served one has its connection closed (the
+    server notices and stops its work), local work is asked `is_set` between tokens."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._hooks: list[Callable[[], None]] = []
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def set(self) -> None:
+        with self._lock:
+            self._event.set()
+            hooks, self._hooks = self._hooks, []
+        for hook in hooks:
+            hook()
+
+    def on_set(self, hook: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._event.is_set():
+                self._hooks.append(hook)
+                return
+        hook()
+
+
+def _hang_up(connection: http.client.HTTPConnection) -> None:
+    with contextlib.suppress(OSError):
+        if connection.sock is not None:
+            connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 class Unreachable(CodeasstError):
@@ -55,12 +91,15 @@ class ServerClient:
     def url(self) -> str:
         return self.server.url
 
-    def _send(self, method: str, route: str, payload: dict | None, timeout: float) -> http.client.HTTPResponse:
+    def _send(self, method: str, route: str, payload: dict | None, timeout: float,
+              cancel: Cancel | None = None) -> http.client.HTTPResponse:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self.server.token:
             headers["Authorization"] = f"Bearer {self.server.token}"
         body = json.dumps(payload).encode() if payload is not None else None
         connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        if cancel is not None:
+            cancel.on_set(lambda: _hang_up(connection))
         try:
             connection.request(method, route, body=body, headers=headers)
             return connection.getresponse()
@@ -78,9 +117,11 @@ class ServerClient:
         return ServerError(response.status, str(detail or f"the server answered {response.status} {response.reason}"),
                            data.get("exit_code") if isinstance(data, dict) else None)
 
-    def call(self, method: str, route: str, payload: dict | None = None, timeout: float = 300.0) -> dict:
-        """The JSON body of a 200 answer; ServerError for any other, Unreachable for none."""
-        response = self._send(method, route, payload, timeout)
+    def call(self, method: str, route: str, payload: dict | None = None, timeout: float = 300.0,
+             cancel: Cancel | None = None) -> dict | list:
+        """The JSON body of a 200 answer; ServerError for any other, Unreachable for none (or a request
+        `cancel`led: its connection is closed, and the server stops the work for it)."""
+        response = self._send(method, route, payload, timeout, cancel)
         try:
             if response.status != 200:
                 raise self._failed(response)
@@ -125,9 +166,10 @@ class ServerClient:
         return self.lines("/v1/ask", {"question": question, "system": system, "context": context,
                                       "history": history or [], "model": model, "client": client})
 
-    def complete(self, path: str, line: int, col: int, text: str, client: str = "cli") -> dict:
+    def complete(self, path: str, line: int, col: int, text: str, client: str = "cli",
+                 cancel: Cancel | None = None) -> dict:
         return self.call("POST", "/v1/complete", {"path": path, "line": line, "col": col, "text": text,
-                                                  "client": client})
+                                                  "client": client}, cancel=cancel)
 
     def index(self, rebuild: bool = False) -> Iterator[dict]:
         return self.lines("/v1/index", {"rebuild": rebuild}, timeout=3600.0)
@@ -137,3 +179,17 @@ class ServerClient:
 
     def health(self) -> dict:
         return self.call("GET", "/v1/health", timeout=30.0)
+
+    def open(self, path: str, text: str | None, line: int | None = None, col: int | None = None,
+             client: str = "cli") -> dict:
+        return self.call("POST", "/v1/open", {"path": path, "text": text, "line": line, "col": col, "client": client})
+
+    def fix(self, path: str, text: str | None = None, line: int | None = None, client: str = "cli") -> dict:
+        return self.call("POST", "/v1/fix", {"path": path, "text": text, "line": line, "client": client})
+
+    def symbols(self, query: str, limit: int = 50) -> list[dict]:
+        return self.call("POST", "/v1/symbols", {"query": query, "limit": limit})
+
+    def event(self, kind: str, suggestion_id: str, shown_length: int = 0, accepted_length: int = 0) -> dict:
+        return self.call("POST", "/v1/events", {"kind": kind, "id": suggestion_id, "shown_length": shown_length,
+                                                "accepted_length": accepted_length}, timeout=30.0)

@@ -161,7 +161,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
             # The lead is retrieval's, flow or not: the definition the best hits show.
             definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                         intent.WANTED[result.intent], services.repo.root)
-            code_graph = _open_graph(services) if cfg.flow or cfg.check_relations else None
+            code_graph = open_graph(services) if cfg.flow or cfg.check_relations else None
             path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded) \
                 if code_graph is not None and cfg.flow and flow.asks_for_flow(bounded) else None
             if path is not None:
@@ -261,7 +261,7 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
     return answer, stream()
 
 
-def _open_graph(services: Services) -> CodeGraph | None:
+def open_graph(services: Services) -> CodeGraph | None:
     """The code graph as the index update left it; None where there is none, or none readable (an
     index another process is updating): the answer comes without the flow and relation check."""
     path = services.indexer().index_dir / "graph.sqlite"

@@ -93,6 +93,27 @@ def silence_reason(at: Position, path: str, options: CompleteOptions) -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """A completion request made ready, before the model's turn: where the cursor is, the options, and
+    why nothing is asked of the model ("" to ask). `codeasst complete`, the server's /v1/complete and
+    its /v1/open all start here."""
+
+    path: str
+    at: Position
+    options: CompleteOptions
+    silence: str = ""
+
+
+def prepare(services: Services, text: str, line: int, col: int, path: str, options: CompleteOptions | None = None,
+            *, check_ignored: Path | None = None) -> Prepared:
+    """The request at `line`, `col` of `text` (the file `path`); UsageError for a position outside it."""
+    options = options or options_from(services)
+    at = split_at(text.replace("\r\n", "\n"), line, col)
+    why = ignored_reason(services, check_ignored) if check_ignored is not None else ""
+    return Prepared(path, at, options, why or silence_reason(at, path, options))
+
+
 def complete_at(services: Services, text: str, line: int, col: int, path: str,
                 options: CompleteOptions | None = None, *, check_ignored: Path | None = None,
                 cancelled: Callable[[], bool] | None = None, llm: LLM | None = None,
@@ -101,16 +122,43 @@ def complete_at(services: Services, text: str, line: int, col: int, path: str,
     unless given; for its language, name and imports), by `llm` (services.complete_llm unless given:
     the server's A/B test passes its variant's). `context`: other files' text as other_files returns
     it, when the caller keeps it (the server pins it per file); built here otherwise."""
-    options = options or options_from(services)
-    at = split_at(text.replace("\r\n", "\n"), line, col)
-    if check_ignored is not None and (why := ignored_reason(services, check_ignored)):
-        return Suggestion("", reason=why)
-    if why := silence_reason(at, path, options):
-        return Suggestion("", reason=why)
-    grammar = grammar_for(path)
+    prepared = prepare(services, text, line, col, path, options, check_ignored=check_ignored)
+    return complete_prepared(services, prepared, text, cancelled=cancelled, llm=llm, root=root, context=context)
+
+
+def complete_prepared(services: Services, prepared: Prepared, text: str, *, cancelled: Callable[[], bool] | None = None,
+                      llm: LLM | None = None, root: Path | None = None, context: dict | None = None) -> Suggestion:
+    """The model's suggestion for a prepared request, or its silence."""
+    if prepared.silence:
+        return Suggestion("", reason=prepared.silence)
     llm = llm or services.complete_llm
     llm.load()  # once per process; the latency reported is the suggestion's own
     if context is None:
-        context = other_files(root or services.repo.root, text, path, options, prefix=at.prefix,
-                              max_file_bytes=services.settings.index.max_file_bytes)
-    return complete(llm, at.prefix, at.suffix, grammar, options, path=path, cancelled=cancelled, **context)
+        context = file_context(services, prepared, text, root)
+    return complete(llm, prepared.at.prefix, prepared.at.suffix, grammar_for(prepared.path), prepared.options,
+                    path=prepared.path, cancelled=cancelled, **context)
+
+
+def file_context(services: Services, prepared: Prepared | None, text: str, root: Path | None = None, *,
+                 path: str = "", recent: Sequence[tuple[str, str]] = ()) -> dict:
+    """other_files for a prepared request (or, with none, for the file `path` as a whole)."""
+    return other_files(root or services.repo.root, text, prepared.path if prepared else path, options_from(services),
+                       prefix=prepared.at.prefix if prepared else "", recent=recent,
+                       max_file_bytes=services.settings.index.max_file_bytes)
+
+
+def warm(llm: LLM, prepared: Prepared | None, text: str, path: str, options: CompleteOptions, context: dict, *,
+         cancelled: Callable[[], bool] | None = None) -> int:
+    """Evaluate now the prompt a completion in `path` will start with; the tokens evaluated. With the
+    cursor known (`prepared`), its prompt as complete() asks it, all but the marker after which the
+    model writes; without, the file's beginning (in the PSM layout; in SPM the suffix comes first, so
+    only a cursor helps)."""
+    from codeasst.complete.fim import MIDDLE, SUFFIX, fim_prompt, request
+
+    llm.load()
+    if prepared is not None:
+        asked = request(llm, prepared.at.prefix, prepared.at.suffix, prepared.options)
+        prompt = fim_prompt(asked.prefix, prepared.at.suffix, asked.options, path=path, **context).removesuffix(MIDDLE)
+    else:
+        prompt = fim_prompt(text, "", options, path=path, **context).split(SUFFIX)[0]
+    return llm.warm(prompt, cancelled=cancelled)

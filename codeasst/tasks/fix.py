@@ -11,6 +11,7 @@ codeasst.fixing.codes.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -36,12 +37,13 @@ from codeasst.fixing.source import (
     write_source,
 )
 from codeasst.lint import Diagnostic, Linter, LinterError
+from codeasst.paths import fix_start_dir as start_dir
 from codeasst.services import Services
 
 __all__ = [
     "Change", "Diagnostic", "FileChangedError", "FixInputError", "FixOptions", "FixResult", "FixRun", "LinterError",
-    "Outcome", "Rejection", "SourceSyntaxError", "fix_file", "fix_files", "fix_text", "fixed_bytes", "options_from",
-    "start_dir", "write_fix",
+    "Outcome", "Rejection", "SourceSyntaxError", "fix_buffer", "fix_file", "fix_files", "fix_text", "fixed_bytes",
+    "lint_buffer", "options_from", "start_dir", "write_fix",
 ]
 
 STDIN = "-"
@@ -92,6 +94,43 @@ def fix_text(services: Services, data: bytes, *, name: str = "stdin.py", path: P
     return result
 
 
+def lint_buffer(services: Services, path: Path, text: str) -> list[Diagnostic]:
+    """flake8's findings on an editor's buffer, judged as the file `path` (its config, as `fix` reads it)."""
+    options = options_from(services)
+    linter = Linter.for_path(path, services.repo.root, options.linter, options.linter_timeout_s)
+    return linter.check(normalize_newlines(text))
+
+
+def fix_buffer(services: Services, path: Path, text: str, *, line: int | None = None) -> FixResult:
+    """The verified fix of an editor's buffer (the file `path`, its unsaved text), as `codeasst fix` makes
+    it. With `line`, only the fix's changes that touch that line (an editor's "fix this"), kept when the
+    file then parses, the line's findings are gone and no finding is new; else nothing is changed there."""
+    name = path.relative_to(services.repo.root).as_posix() if path.is_relative_to(services.repo.root) else path.name
+    result = fix_text(services, text.encode("utf-8"), name=name, path=path)
+    if line is None or not result.changed:
+        return result
+    partial = _changes_at(result.original, result.fixed, line)
+    left = lint_buffer(services, path, partial) if partial != result.original else None
+    at_line = {d.code for d in result.before if d.line == line}
+    before = Counter(d.code for d in result.before)
+    if left is None or any(d.code in at_line and d.line == line for d in left) or \
+            any(n > before[code] for code, n in Counter(d.code for d in left).items()):
+        return replace(result, fixed=result.original, after=result.before, reasons={}, changes=[])
+    return replace(result, fixed=partial, after=left, reasons={})
+
+
+def _changes_at(original: str, fixed: str, line: int) -> str:
+    """`original` with only those of the changes to `fixed` that touch 1-based `line` (or sit just at it)."""
+    import difflib
+
+    old, new = original.splitlines(keepends=True), fixed.splitlines(keepends=True)
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        touches = i1 < line <= max(i2, i1 + 1)
+        out += new[j1:j2] if tag != "equal" and touches else old[i1:i2]
+    return "".join(out)
+
+
 def fixed_bytes(result: FixResult) -> bytes:
     """The fixed text as the file would hold it (its encoding and line endings); for stdout."""
     if result.source is not None:
@@ -134,18 +173,6 @@ class FixRun:
     def reports(self, *, with_diff: bool) -> list[dict]:
         """The JSON report: one entry per file that could be fixed; errors are told on stderr."""
         return [o.result.to_json(with_diff=with_diff) for o in self.outcomes if o.result is not None]
-
-
-def start_dir(names: list[str], cwd: Path, stdin_filename: str | None = None) -> Path:
-    """Where the repository and its config are looked for: the first file's directory (for stdin,
-    the directory of the file it stands for), else `cwd`."""
-    first = names[0] if names else None
-    if first == STDIN:
-        first = stdin_filename
-    first = cwd / first if first else cwd
-    if first.is_dir():
-        return first
-    return first.parent if first.parent.exists() else cwd
 
 
 def fix_files(services: Services, names: list[str], *, options: FixOptions, read_stdin: Callable[[], bytes],

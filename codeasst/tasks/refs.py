@@ -9,6 +9,8 @@ builtin, another package) are counted and named as such, never guessed.
 
 from __future__ import annotations
 
+import contextlib
+import re
 from contextlib import closing
 from dataclasses import dataclass, field
 
@@ -52,14 +54,7 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
         raise UsageError("give a NAME: a function, class or method, bare or qualified")
     indexer = services.indexer()
     if update_index:
-        if not indexer.has_index():
-            services.note(f"no index for {services.repo.root} yet: indexing it first")
-        try:
-            summary = indexer.run(embed_limit=0)  # the graph needs no vectors
-            if summary.graph_note:
-                services.note(summary.graph_note)
-        except IndexLocked:
-            services.note("the index is being updated by another process; reading the graph as it is")
+        _update_words(services)
     with closing(indexer.graph()) as code_graph:
         if code_graph.note:
             services.note(code_graph.note)
@@ -68,6 +63,19 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
             raise CodeasstError(f"no definition named {name!r} in the code graph",
                                 hint="try a shorter or a qualified name; `codeasst search` finds code by words")
         return [place(code_graph, d, limit) for d in found]
+
+
+def _update_words(services: Services) -> None:
+    """The index's words and graph up to date; no vectors (the graph needs none)."""
+    indexer = services.indexer()
+    if not indexer.has_index():
+        services.note(f"no index for {services.repo.root} yet: indexing it first")
+    try:
+        summary = indexer.run(embed_limit=0)
+        if summary.graph_note:
+            services.note(summary.graph_note)
+    except IndexLocked:
+        services.note("the index is being updated by another process; reading the graph as it is")
 
 
 def place(code_graph: CodeGraph, d: DefRow, limit: int = 50) -> Place:
@@ -109,3 +117,57 @@ def place_lines(places: list[Place], show_unresolved: bool = False) -> list[str]
             lines.append("unresolved: " + ", ".join(sorted({f"{e.name} ({unresolved_reason(e)})"
                                                               for e in unresolved})))
     return lines
+
+
+_SYMBOL = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*")
+
+
+def symbols(services: Services, query: str, *, limit: int = 50, update_index: bool = True) -> list[dict]:
+    """What an editor's symbol search (LSP workspace/symbol) shows for `query`: the definitions the code
+    graph has by that name (a qualified name, a dotted tail, or the start of a bare name), the name
+    itself first; for a query that names no definition (words, as a docstring would say them), the
+    definitions in the chunks codeasst's search finds for it, those whose name and docstring share most
+    words with the query first. The index's words and graph are brought up to date first (vectors are
+    not waited for)."""
+    from codeasst.tasks.ask import open_graph
+
+    query = query.strip()
+    if not query:
+        return []
+    if update_index:
+        _update_words(services)
+    code_graph = open_graph(services)
+    with closing(code_graph) if code_graph is not None else contextlib.nullcontext():
+        found: list[DefRow] = []
+        if code_graph is not None and _SYMBOL.fullmatch(query):
+            found = code_graph.find(query) if "." in query else []
+            found += [d for d in code_graph.starting(query, limit) if d not in found]
+        if found:
+            return [_symbol(d, "graph") for d in found[:limit]]
+        return _searched(services, code_graph, query, limit)
+
+
+def _searched(services: Services, code_graph: CodeGraph | None, query: str, limit: int) -> list[dict]:
+    from codeasst.tasks.search import find
+
+    result = find(services, query, min(limit, 20), use_llm=False, update_index=False)
+    words = set(re.findall(r"[a-z]+", query.lower()))
+
+    def shared(d: DefRow) -> int:
+        return len(words & set(re.findall(r"[a-z]+", f"{d.name.replace('_', ' ')} {d.doc}".lower())))
+
+    out: list[dict] = []
+    for fused in result.hits:
+        hit = fused.hit
+        inside = [d for d in (code_graph.in_file(hit.path) if code_graph is not None else [])
+                  if d.kind != "module" and hit.start_line <= d.line <= hit.end_line]
+        out += [_symbol(d, "search") for d in sorted(inside, key=lambda d: -shared(d))] or [
+            {"name": hit.name.rsplit(".", 1)[-1] or hit.path, "qname": hit.name, "kind": hit.kind, "path": hit.path,
+             "line": hit.start_line, "end_line": hit.end_line, "source": "search"}]
+    seen: set[tuple[str, int]] = set()
+    return [d for d in out if (d["path"], d["line"]) not in seen and not seen.add((d["path"], d["line"]))][:limit]
+
+
+def _symbol(d: DefRow, source: str) -> dict:
+    return {"name": d.name, "qname": d.qname, "kind": d.kind, "path": d.path, "line": d.line,
+            "end_line": d.end_line, "source": source}

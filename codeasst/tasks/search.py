@@ -120,3 +120,13 @@ def hits_json(hits: list[Fused]) -> list[dict]:
          "kind": f.hit.kind, "role": f.hit.role, "score": round(f.score, 4), "sources": list(f.sources)}
         for f in hits
     ]
+
+
+def search_reply(services: Services, query: str, k: int | None = None, *, use_llm: bool = True,
+                 context: str | None = None, progress: Progress | None = None) -> dict:
+    """`codeasst search`'s answer as JSON, the same from the CLI working alone and from `codeasst serve`:
+    the hits, what each stage took, notes, the index update (None when nothing was checked) and how
+    much of the index has vectors."""
+    result = search(services, query, k, use_llm, context=context, progress=progress)
+    return {"query": query, "hits": hits_json(result.hits), "timings": result.timings, "notes": result.notes,
+            "index": result.index.to_json() if result.index else None, "dense": result.dense}

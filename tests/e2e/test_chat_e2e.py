@@ -9,8 +9,9 @@ import asyncio
 
 import pytest
 
+from codeasst.access import alone
 from codeasst.chat.app import SourcesList, make_app
-from codeasst.chat.assistant import RepoAssistant
+from codeasst.chat.assistant import ChatAssistant
 from codeasst.chat.history import History
 from codeasst.chat.widgets import TurnView
 from codeasst.services import build_services
@@ -59,7 +60,7 @@ def test_a_conversation_with_the_real_model(shop):
     history = History.open_default(shop)
 
     async def talk():
-        app = make_app(RepoAssistant(services), history, "shop", blink=False)
+        app = make_app(ChatAssistant(alone(services)), history, "shop", blink=False)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press(*"How are the shop settings loaded?", "enter")
             await app.workers.wait_for_complete()

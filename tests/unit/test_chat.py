@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from codeasst.access import alone
 from codeasst.chat import commands
 from codeasst.chat.app import ChatApp, SourcesList, make_app
-from codeasst.chat.assistant import RepoAssistant, fit_history
+from codeasst.chat.assistant import ChatAssistant, fit_history
 from codeasst.chat.history import History, Source, Turn, to_markdown
 from codeasst.chat.widgets import ConfirmScreen, ExcerptScreen, PromptArea, TurnView, editor_command
 from codeasst.errors import UsageError
@@ -302,7 +303,7 @@ def fix_repo(make_repo):
 
     root = make_repo({"pkg/mod.py": BROKEN, "pkg/__init__.py": ""})
     services = build_services(root, embedder=HashingEmbedder(), llm=ScriptedLLM())
-    return root, RepoAssistant(services)
+    return root, ChatAssistant(alone(services))
 
 
 @pytest.mark.parametrize("confirm", [True, False])

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
+from codeasst.access import connect
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
-from codeasst.chat.assistant import ServedAssistant
+from codeasst.chat.assistant import ChatAssistant
 from codeasst.errors import IndexLocked
 from codeasst.index import owner
 from codeasst.serve import discovery
-from codeasst.serve.client import ServerClient
 from codeasst.services import build_services
 from tests.unit.serve_harness import TOKEN, listening
 
@@ -78,7 +78,7 @@ def test_the_chat_goes_through_a_running_server(make_repo, monkeypatch):
 
         monkeypatch.setattr(mine, "open_store", never)
         monkeypatch.setattr(mine, "indexer", never)
-        assistant = ServedAssistant(mine, ServerClient.find(root))
+        assistant = ChatAssistant(connect(mine))
         shown: list[str] = []
         turn = assistant.answer("what does add return?", [], on_text=shown.append, cancelled=lambda: False)
         assert turn.state == "done" and "sum of its arguments" in turn.answer and "".join(shown).strip()

@@ -1,0 +1,158 @@
+"""The server's completion service: what /v1/complete and /v1/open keep between requests.
+
+Per client (clients.py): the request it waits for (a newer one ends an older one), its recent
+files, the other files' context pinned for its current file, and its last suggestion, whose rest
+the type-ahead cache gives while the user types its first characters. Across clients: the A/B
+variants' models and which one wrote each suggestion (for the events). Both routes start from the
+same task step, `tasks.complete.prepare`, and take the model's turn in the server's queue for it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from codeasst.backends.base import LLM
+from codeasst.errors import UsageError
+from codeasst.serve.clients import ClientState, ClientTable, Typed
+from codeasst.serve.queue import Left, ModelQueue
+from codeasst.serve.streams import Failed
+from codeasst.services import Services
+from codeasst.tasks.complete import Prepared, complete_prepared, file_context, options_from, prepare, warm
+
+
+@dataclass
+class Completions:
+    services: Services
+    clients: ClientTable
+    queue_for: Callable[[LLM], ModelQueue]
+    stopping: Callable[[], bool]
+    numbers: Callable[[], int]
+    models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
+    variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
+
+    @property
+    def kv_slots(self) -> int:
+        return self.services.settings.serve.kv_slots
+
+    def _prepare(self, text: str, line: int, col: int, rel: str) -> Prepared:
+        try:
+            return prepare(self.services, text, line, col, rel)
+        except UsageError as exc:
+            raise Failed(422, str(exc)) from None
+
+    def complete(self, rel: str, text: str, line: int, col: int, client_name: str, gone: threading.Event) -> dict:
+        """The suggestion for `client_name` at `line`, `col` of `text` (the file `rel`), as /v1/complete answers."""
+        number = self.numbers()
+        started = time.perf_counter()
+        prepared = self._prepare(text, line, col, rel)
+        at = prepared.at
+        known = self.clients.peek(client_name)
+        if known is not None and (ahead := type_ahead(known, rel, at.prefix, at.suffix)) is not None:
+            known.latest = number  # what it still waits for is stale now
+            return {"text": ahead.text, "reason": "", "id": ahead.id, "cached": "type-ahead",
+                    "latency_ms": round((time.perf_counter() - started) * 1000, 1)}
+        if prepared.silence:  # no need to wait for the model's turn
+            if known is not None:
+                known.latest = number
+            return {**complete_prepared(self.services, prepared, text).to_json(), "id": ""}
+        with self.clients.hold(client_name) as client:
+            client.latest = number
+
+            def superseded() -> bool:
+                return client.latest != number or gone.is_set() or self.stopping()
+
+            variant, llm = self.variant(number)
+            try:
+                with self.queue_for(llm).turn(client_name, cancelled=superseded):
+                    llm.switch(client_name, self.kv_slots)
+                    context = self.context(client, rel, text, prepared, renew=False)
+                    result = complete_prepared(self.services, prepared, text, cancelled=superseded, llm=llm,
+                                               context=context)
+            except Left:
+                return {"text": "", "reason": "cancelled by a newer request", "id": ""}
+            suggestion_id = f"{os.getpid()}-{number}"
+            self.remember_variant(suggestion_id, variant)
+            if result.text:
+                client.typed = Typed(rel, at.prefix, at.suffix, result.text, suggestion_id)
+            client.trim(self.services.settings.serve.max_client_chars)
+        return {**result.to_json(), "id": suggestion_id, "model": variant}
+
+    def open(self, rel: str, text: str, line: int | None, col: int | None, client_name: str,
+             gone: threading.Event) -> dict:
+        """Warm the prompt of `client_name`'s next request in `rel` (at the cursor, if known), as /v1/open answers."""
+        prepared = self._prepare(text, line, col or 1, rel) if line is not None else None
+        number = self.numbers()
+        started = time.perf_counter()
+        llm = self.services.complete_llm
+        with self.clients.hold(client_name) as client:
+            client.latest = number
+
+            def superseded() -> bool:
+                return client.latest != number or gone.is_set() or self.stopping()
+
+            try:
+                with self.queue_for(llm).turn(client_name, cancelled=superseded):
+                    llm.load()
+                    llm.switch(client_name, self.kv_slots)
+                    context = self.context(client, rel, text, prepared, renew=True)
+                    # a newer request stops it between batches
+                    warmed = warm(llm, prepared, text, rel, options_from(self.services), context, cancelled=superseded)
+            except Left:
+                return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}
+            client.trim(self.services.settings.serve.max_client_chars)
+        return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
+
+    def context(self, client: ClientState, rel: str, text: str, prepared: Prepared | None, renew: bool) -> dict:
+        """Other files' context for `client`'s prompt in `rel`: kept while the client stays in that file,
+        so that the prompt's start, and its KV cache, stay the same while the user types; built again
+        when it opens a file (`renew`) or asks in another one."""
+        prefix = prepared.at.prefix if prepared is not None else ""
+        client.recent.visit(rel, text, prefix.count("\n") + 1)
+        if renew or client.pinned is None or client.pinned[0] != rel:
+            client.pinned = (rel, file_context(self.services, prepared, text, path=rel,
+                                               recent=client.recent.context(rel)))
+        return client.pinned[1]
+
+    def variant(self, number: int) -> tuple[str, LLM]:
+        """The model that answers request `number`: complete.model, or the A/B variants in turn."""
+        services = self.services
+        names = services.settings.complete.variants
+        if not names:
+            return services.complete_llm.name, services.complete_llm
+        name = names[number % len(names)]
+        if name not in self.models:
+            from codeasst.models import build_llm, resolve
+
+            spec = resolve(services.settings, name)
+            if spec == services.complete_spec:
+                self.models[name] = services.complete_llm
+            elif spec == services.model_spec:
+                self.models[name] = services.llm
+            else:
+                self.models[name] = build_llm(spec, services.settings)
+        return name, self.models[name]
+
+    def remember_variant(self, suggestion_id: str, name: str) -> None:
+        self.variant_of[suggestion_id] = name
+        while len(self.variant_of) > 10_000:  # ids of suggestions long gone
+            self.variant_of.popitem(last=False)
+
+    def variant_named(self, suggestion_id: str) -> str:
+        """The model that wrote a suggestion, for its events."""
+        return self.variant_of.get(suggestion_id) or self.services.complete_llm.name
+
+
+def type_ahead(client: ClientState, rel: str, prefix: str, suffix: str) -> Typed | None:
+    """The rest of the client's last suggestion, if the user has since typed its first characters."""
+    last = client.typed
+    if last is None or last.rel != rel or not prefix.startswith(last.prefix) or suffix != last.suffix:
+        return None
+    typed = prefix[len(last.prefix):]
+    if not typed or not last.text.startswith(typed) or len(typed) >= len(last.text):
+        return None
+    return Typed(rel, prefix, suffix, last.text[len(typed):], last.id)
