@@ -515,9 +515,9 @@ def models(
                    f"in {time.perf_counter() - started:.1f} s")
         return
     if check:
-        from codeasst.tasks.probe import probe
+        from codeasst.access import alone
 
-        result = probe(services).to_json()
+        result = alone(services).probe()
         if as_json:
             _emit_json(result)
         else:

@@ -127,6 +127,12 @@ class Assistant(ABC):
             self.services.__dict__.pop(cached, None)
         return spec.name
 
+    def probe(self) -> dict:
+        """`codeasst models --check`: load the model here and time a short generation."""
+        from codeasst.tasks.probe import probe
+
+        return probe(self.services).to_json()
+
     def model_names(self) -> list[str]:
         from codeasst.models import available_models
 

@@ -60,7 +60,7 @@ class Local(Assistant):
 
         target = self._absolute(path)
         if text is None:
-            text = read_source(target, options_from(self.services).max_file_bytes).text
+            text = read_source(target, options_from(self.services).max_file_bytes, for_write=False).text
         result = fix_buffer(self.services, target, text, line=line)
         return {**result.to_json(), "text": result.fixed}
 

@@ -40,7 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
+from lsprotocol.types import ResponseError
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from codeasst import __version__
 from codeasst.access import Assistant, Cancel, ServerError, Unreachable, join
@@ -134,13 +137,47 @@ class Session:
                 process.kill()
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, answering what it would only log: a request whose params do not fit its method
+    gets InvalidParams (its id known), a body that is no JSON a ParseError (id null), as JSON-RPC says."""
+
+    def structure_message(self, data: dict[str, Any]):
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            request_id = data.get("id") if "method" in data else None
+            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
+                log.info("refused %s (id %s): its params do not fit", str(data.get("method"))[:80], request_id)
+                self._send_response(request_id, error=ResponseError(exc.code, f"invalid params for {data['method']}"))
+            return _DROPPED
+
+    def handle_message(self, message: Any) -> None:
+        if message is _DROPPED or not hasattr(message, "jsonrpc"):
+            if message is not _DROPPED:
+                log.info("dropped a message that is no JSON-RPC object")
+            return
+        super().handle_message(message)
+
+
+_DROPPED = object()
+
+
 class CodeasstServer(LanguageServer):
     session: Session | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A body that is no JSON at all: a ParseError to the client (JSON-RPC's id null), a line in the log."""
+        if isinstance(error, ValueError) and not isinstance(error, JsonRpcException):
+            log.info("a message that is no JSON: %s", error)
+            self.protocol._send_data(_ParseError())
+            return
+        log.error("%s", error)
 
 
 def build(services_for: Callable[[Path], Services], *, start: bool = True, root: Path | None = None) -> CodeasstServer:
     """The language server; `services_for(root)` builds the services of the repository the client opens."""
-    server = CodeasstServer("codeasst", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+    server = CodeasstServer("codeasst", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                            protocol_cls=_Protocol)
     pending: dict[str, asyncio.Task] = {}  # uri -> the debounced lint waiting to run
 
     def session() -> Session:
@@ -263,6 +300,7 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
         if doc.version != version or server.workspace.text_documents.get(uri) is not doc:
             return None  # the client changed the document since: this answer is for text it no longer has
         if not reply.get("text"):
+            log.info("silent in %s:%s: %s", rel, position.line + 1, reply.get("reason") or "nothing to suggest")
             return None
         for shown in s.outcomes.show(uri, reply_id, len(reply["text"])):
             record(shown.id, "discarded", shown.length)
@@ -492,6 +530,11 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
     return server
 
 
+class _ParseError(dict):
+    def __init__(self) -> None:
+        super().__init__(jsonrpc="2.0", id=None, error={"code": -32700, "message": "Parse error: not JSON"})
+
+
 def _action(s: Session, title: str, kind: str, data: dict, diagnostics: list | None) -> lsp.CodeAction:
     if s.resolve_edits:
         return lsp.CodeAction(title, kind=kind, diagnostics=diagnostics, data=data)
@@ -572,6 +615,8 @@ def run(services_for: Callable[[Path], Services], *, start: bool = True, root: P
     """Serve one editor over stdin/stdout until it leaves; the server this process started stops with it."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="codeasst lsp: %(message)s")
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    for noisy in ("pygls.server", "pygls.protocol"):  # tracebacks for bad input: a line of ours says it
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
     server = build(services_for, start=start, root=root)
     try:
         server.start_io()

@@ -120,14 +120,25 @@ def fix_buffer(services: Services, path: Path, text: str, *, line: int | None = 
 
 
 def _changes_at(original: str, fixed: str, line: int) -> str:
-    """`original` with only those of the changes to `fixed` that touch 1-based `line` (or sit just at it)."""
+    """`original` with only those of the changes to `fixed` that touch 1-based `line`. Where a change
+    spans more lines (a removed import next to the line), only the line's own new version is taken,
+    when one is recognisably it."""
     import difflib
 
     old, new = original.splitlines(keepends=True), fixed.splitlines(keepends=True)
     out: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
-        touches = i1 < line <= max(i2, i1 + 1)
-        out += new[j1:j2] if tag != "equal" and touches else old[i1:i2]
+        if tag == "equal" or not i1 < line <= max(i2, i1 + 1):
+            out += old[i1:i2]
+            continue
+        if i2 - i1 > 1 and line <= i2:
+            mine = old[line - 1]
+            ratio, best = max(((difflib.SequenceMatcher(None, mine, cand).ratio(), cand) for cand in new[j1:j2]),
+                              default=(0.0, ""))
+            if ratio >= 0.6:
+                out += old[i1:line - 1] + [best] + old[line:i2]
+                continue
+        out += new[j1:j2]
     return "".join(out)
 
 

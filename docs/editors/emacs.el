@@ -1,8 +1,8 @@
 ;;; emacs.el --- codeasst over LSP for Emacs: lsp-mode or eglot  -*- lexical-binding: t -*-
 
-;; Put one of the two blocks below in your init file.  Both clients start the
-;; server in the project root (git's, through lsp-mode's session or project.el),
-;; where `codeasst lsp' finds the repository.
+;; Put one of the two blocks below in your init file.  Both clients tell the
+;; server the project root they open (lsp-mode's session root, or project.el's,
+;; which is git's), and `codeasst lsp' answers for the repository around it.
 
 ;;; lsp-mode
 ;; codeasst runs as an add-on beside the language's own server (pyright, gopls,
@@ -11,8 +11,9 @@
 ;; Suggestions come as grey text where lsp-mode has lsp-inline-completion.el
 ;; (builds since December 2024): they appear after `lsp-inline-completion-idle-delay'
 ;; seconds (2 by default); C-<return> takes one, C-n and C-p switch between them,
-;; C-g drops it.  Taking one runs its command, which tells codeasst it was accepted.
-;; Older lsp-mode (9.0.0 and before) gets the suggestion as a completion item.
+;; C-g drops it.  Older lsp-mode (9.0.0 and before) gets the suggestion as a
+;; completion item.  Either way, taking it runs its command, which tells codeasst
+;; it was accepted.
 ;; Fixes: M-x lsp-execute-code-action.  Symbols: M-x xref-find-apropos.
 (with-eval-after-load 'lsp-mode
   (lsp-register-client

@@ -4,12 +4,9 @@
 -- :CodeasstAsk QUESTION shows the checked answer and puts its citations in the quickfix list.
 
 vim.lsp.config('codeasst', {
-  -- Started in the project's root, where `codeasst lsp` finds the repository with git.
-  -- (A plain cmd = { 'codeasst', 'lsp' } runs in Neovim's working directory instead.)
-  cmd = function(dispatchers, config)
-    return vim.lsp.rpc.start({ 'codeasst', 'lsp' }, dispatchers, { cwd = config.root_dir })
-  end,
+  cmd = { 'codeasst', 'lsp' },
   filetypes = { 'python', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'go' },
+  -- The git root is the folder Neovim tells the server it opens: codeasst answers for that repository.
   root_markers = { '.git' },
   -- Suggestions come as inline completion. With 'completion' they come as a menu item instead,
   -- for vim.lsp.completion or a completion plugin.

@@ -5,36 +5,48 @@
 
 local filetypes = { 'python', 'typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'go' }
 local clients = {} -- repository root -> client id: one server per repository
+local asked = nil -- the line as it was when the menu was asked for: the text the item's edit is for
 
 -- Before 0.11, Neovim's menu puts an item's text at the cursor as one line (a line break comes out
--- as ^@), leaves the rest of the line, and never runs the item's command. This applies the edit
--- codeasst sent instead, and runs the command, which tells codeasst the suggestion was accepted.
+-- as ^@), keeps what its edit would replace, and never runs the item's command. So the line is put
+-- back as it was, the edit codeasst sent is applied, and the command runs: it reports the accept.
+function CodeasstOmnifunc(findstart, base)
+  if findstart == 1 then
+    asked = { row = vim.fn.line('.') - 1, text = vim.api.nvim_get_current_line() }
+  end
+  return vim.lsp.omnifunc(findstart, base)
+end
+
 local function take_suggestion(client, bufnr)
   local done = vim.v.completed_item
   local data = type(done.user_data) == 'table' and done.user_data.nvim
   local item = data and data.lsp and data.lsp.completion_item
-  if not (item and item.textEdit and item.command and item.command.command == 'codeasst.accept') then
+  if not (asked and item and item.textEdit and item.command and item.command.command == 'codeasst.accept') then
     return
   end
-  local row, col = unpack(vim.api.nvim_win_get_cursor(0))
-  local start = col - #done.word
+  local row, text = asked.row, asked.text
   vim.schedule(function() -- after the key that closed the menu is handled
-    vim.api.nvim_buf_set_text(bufnr, row - 1, start, row - 1, col, { '' }) -- take back the menu's text
+    vim.api.nvim_buf_set_lines(bufnr, row, row + 1, false, { text })
     vim.lsp.util.apply_text_edits({ item.textEdit }, bufnr, client.offset_encoding)
+    local start = item.textEdit.range.start.character
+    if client.offset_encoding ~= 'utf-8' then
+      start = vim.str_byteindex(text, start, client.offset_encoding == 'utf-16')
+    end
     local lines = vim.split(item.textEdit.newText, '\n')
-    vim.api.nvim_win_set_cursor(0, { row + #lines - 1, (#lines == 1 and start or 0) + #lines[#lines] })
+    vim.api.nvim_win_set_cursor(0, { row + #lines, (#lines == 1 and start or 0) + #lines[#lines] })
     client.request('workspace/executeCommand', item.command, function() end, bufnr)
   end)
 end
 
 -- Runs for each buffer once the server has started and attached to it.
 local function on_attach(client, bufnr)
-  vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
   vim.keymap.set('n', '<leader>ca', vim.lsp.buf.code_action, { buffer = bufnr, desc = 'codeasst: fixes' })
   if vim.lsp.completion then
     -- Neovim 0.11: its completion module applies the whole edit and runs the command on <C-y>.
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
     vim.lsp.completion.enable(true, client.id, bufnr)
   else
+    vim.bo[bufnr].omnifunc = 'v:lua.CodeasstOmnifunc'
     vim.api.nvim_create_autocmd('CompleteDone', {
       buffer = bufnr,
       callback = function()
@@ -67,16 +79,14 @@ vim.api.nvim_create_autocmd('FileType', {
       id = vim.lsp.start_client({
         name = 'codeasst',
         cmd = { 'codeasst', 'lsp' },
-        cmd_cwd = root, -- where `codeasst lsp` finds the repository
-        root_dir = root,
+        root_dir = root, -- the folder Neovim tells the server it opens: codeasst answers for that repository
         init_options = { completion = 'completion' },
         on_attach = on_attach,
       })
       clients[root] = id
     end
-    if not id then
-      return
+    if id then
+      vim.lsp.buf_attach_client(args.buf, id)
     end
-    vim.lsp.buf_attach_client(args.buf, id)
   end,
 })
