@@ -41,7 +41,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from lsprotocol.types import ResponseError
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -142,13 +142,16 @@ class _Protocol(LanguageServerProtocol):
     gets InvalidParams (its id known), a body that is no JSON a ParseError (id null), as JSON-RPC says."""
 
     def structure_message(self, data: dict[str, Any]):
+        if "method" in data and "jsonrpc" in data and "params" not in data:
+            data = {**data, "params": None}  # JSON-RPC lets a request leave its params out
         try:
             return super().structure_message(data)
-        except JsonRpcException as exc:
+        except JsonRpcException:
             request_id = data.get("id") if "method" in data else None
             if isinstance(request_id, int | str) and not isinstance(request_id, bool):
                 log.info("refused %s (id %s): its params do not fit", str(data.get("method"))[:80], request_id)
-                self._send_response(request_id, error=ResponseError(exc.code, f"invalid params for {data['method']}"))
+                self._send_response(request_id, error=ResponseError(JsonRpcInvalidParams.CODE,
+                                                                    f"invalid params for {str(data['method'])[:200]}"))
             return _DROPPED
 
     def handle_message(self, message: Any) -> None:
@@ -426,7 +429,9 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
 
     @server.feature(lsp.CODE_ACTION_RESOLVE)
     async def resolve_action(action: lsp.CodeAction) -> lsp.CodeAction:
-        data = action.data if isinstance(action.data, dict) else {}
+        if action.command is not None or not isinstance(action.data, dict):
+            return action  # a client that resolves every action: this one runs its command instead
+        data = action.data
         edit, why = await fix_edit(str(data.get("uri", "")), data.get("line"), data.get("version"))
         if edit is None:
             action.title = f"{action.title}: {why}"

@@ -264,3 +264,12 @@ def test_a_thousand_random_and_malformed_messages_do_not_bring_it_down(served):
     assert lsp.proc.poll() is None, "\n".join(lsp.stderr[-20:])
     assert lsp.close() == 0
     assert not any("Traceback" in line for line in lsp.stderr), "\n".join(lsp.stderr[-30:])
+
+
+def test_a_request_that_does_not_fit_gets_an_error_and_junk_a_parse_error(lsp):
+    lsp.send({"jsonrpc": "2.0", "id": 9001, "method": "textDocument/inlineCompletion", "params": {"x": 1}})
+    assert lsp.answer(9001, 30)["error"]["code"] == -32602  # InvalidParams, to the request that sent it
+    lsp.send_raw(b"{not json")
+    assert lsp.answer("null", 30)["error"]["code"] == -32700  # ParseError, id null: nobody's request
+    lsp.send({"jsonrpc": "2.0", "id": 9002, "method": "no/such/method"})
+    assert lsp.answer(9002, 30)["error"]["code"] == -32601
