@@ -403,7 +403,10 @@ def lsp(
 ) -> None:
     """Speak the Language Server Protocol on stdio: completions, lint fixes and code search in any editor."""
     from codeasst.lsp.server import run
+    from codeasst.paths import find_repo_root
     from codeasst.services import build_services
+
+    root = find_repo_root(repo if repo is not None else Path("."))[0]  # a bad --repo is an error now, not in the editor
 
     def services_for(root: Path):
         services = build_services(root, on_note=lambda text: typer.echo(f"codeasst lsp: {text}", err=True))
@@ -411,7 +414,7 @@ def lsp(
             typer.echo(f"codeasst lsp: {note}", err=True)
         return services
 
-    run(services_for, start=not no_start, root=repo)
+    run(services_for, start=not no_start, root=root if repo is not None else None)
 
 
 @app.command()

@@ -307,6 +307,7 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
             return None
         for shown in s.outcomes.show(uri, reply_id, len(reply["text"])):
             record(shown.id, "discarded", shown.length)
+        asyncio.get_running_loop().call_later(s.outcomes.discard_after_s + 0.05, sweep)
         if "cached" not in reply:
             record(reply_id, "shown", len(reply["text"]))
         return reply, doc, line_text
@@ -348,6 +349,12 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
         return lsp.CompletionList(is_incomplete=True, items=[item])
 
     # Accepts and discards.
+
+    def sweep() -> None:
+        """Shown suggestions nobody accepted within lsp.discard_after_s: discarded."""
+        if server.session is not None:
+            for shown in server.session.outcomes.expired():
+                record(shown.id, "discarded", shown.length)
 
     def record(suggestion_id: str, kind: str, shown: int, accepted: int = 0) -> None:
         s = server.session

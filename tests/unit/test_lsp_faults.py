@@ -38,7 +38,7 @@ def served(make_repo):
 def lsp(served):
     root, _ = served
     process = LspProcess(root, "--no-start")
-    process.initialize(root, INLINE_CAPS)
+    process.initialize(root, INLINE_CAPS, options={"discard_after_s": 1})
     yield process
     process.close()
 
@@ -73,6 +73,17 @@ def test_a_shown_suggestion_the_next_request_replaces_is_a_discard(served, lsp):
     while time.time() < deadline and not any(d.discarded for d in state.events.days()):
         time.sleep(0.1)
     assert sum(d.discarded for d in state.events.days()) >= 1
+
+
+def test_a_shown_suggestion_nobody_accepts_in_time_is_a_discard(served, lsp):
+    root, state = served
+    uri = lsp.open(root / "mod.py", MODULE)
+    assert inline(lsp, uri, 5, 4)["items"]
+    deadline = time.time() + 10  # discard_after_s is 1 here; no other request comes
+    while time.time() < deadline and not any(d.discarded for d in state.events.days()):
+        time.sleep(0.1)
+    [day] = state.events.days()
+    assert (day.shown, day.discarded, day.accepted) == (1, 1, 0)
 
 
 def test_bad_documents_and_positions_are_empty_results_never_reads(served, lsp, tmp_path):
