@@ -250,6 +250,11 @@ class CompleteSettings(_Section):
     (suffix first). In 'spm' a keystroke adds only its own tokens to what the model must read again;
     in 'psm' the suffix after the cursor is read again too (docs/benchmarks.md)."""
 
+    invoked_model: str = ""
+    """The model for a suggestion the user asked for with a key press (an editor's LSP request with
+    triggerKind Invoked), where a larger one may be worth the wait; typing's automatic requests stay on
+    complete.model. Empty: complete.model answers both (the default: docs/benchmarks.md, issue 37)."""
+
     variants: list[str] = []
     """Two model names (as `codeasst models` lists them) that `codeasst serve` alternates between, request
     by request, as an A/B test; `codeasst stats` compares them. Empty: complete.model answers every request."""

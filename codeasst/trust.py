@@ -48,7 +48,8 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
     # A model choice may name a bundled model, one the user defined, or "llm" (complete.model's
     # "whatever llm.model picks"); anything else is a path or a model the repository itself defines.
     allowed = {*BUNDLED_MODELS, "llm", *known_models}
-    for section, key in (("llm", "model"), ("complete", "model"), ("complete", "variants")):
+    for section, key in (("llm", "model"), ("complete", "model"), ("complete", "invoked_model"),
+                         ("complete", "variants")):
         table = values.get(section) or {}
         if isinstance(table, dict) and key in table:
             chosen = table[key] if isinstance(table[key], list) else [table[key]]

@@ -43,10 +43,11 @@ class Assistant(ABC):
 
     @abstractmethod
     def complete(self, path: str, line: int, col: int, text: str, *, client: str = "cli",
-                 file: Path | None = None, cancel: Cancel | None = None) -> dict:
+                 file: Path | None = None, cancel: Cancel | None = None, trigger: str = "auto") -> dict:
         """The suggestion at 1-based `line`, `col` of `text`, the file `path` (relative to the root, or
         absolute); `file`, where the text is that file on disk, is checked against the ignore rules.
-        `cancel` ends it early (an editor's $/cancelRequest): its answer is then empty."""
+        `cancel` ends it early (an editor's $/cancelRequest): its answer is then empty. `trigger` "invoked":
+        the user asked for it (complete.invoked_model answers it where set)."""
 
     @abstractmethod
     def open(self, path: str, text: str, line: int | None = None, col: int | None = None, *,

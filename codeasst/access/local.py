@@ -40,10 +40,16 @@ class Local(Assistant):
         return _events(answer, stream)
 
     def complete(self, path: str, line: int, col: int, text: str, *, client: str = "cli",
-                 file: Path | None = None, cancel: Cancel | None = None) -> dict:
+                 file: Path | None = None, cancel: Cancel | None = None, trigger: str = "auto") -> dict:
         from codeasst.tasks.complete import complete_at
 
-        return complete_at(self.services, text, line, col, path, check_ignored=file,
+        llm = None
+        if trigger == "invoked" and self.services.settings.complete.invoked_model:
+            from codeasst.models import build_llm, resolve
+
+            llm = build_llm(resolve(self.services.settings, self.services.settings.complete.invoked_model),
+                            self.services.settings)
+        return complete_at(self.services, text, line, col, path, check_ignored=file, llm=llm,
                            cancelled=cancel.is_set if cancel is not None else None).to_json()
 
     def open(self, path: str, text: str, line: int | None = None, col: int | None = None, *,

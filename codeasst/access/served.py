@@ -75,17 +75,18 @@ class Served(Assistant):
                                                      progress=progress))
 
     def complete(self, path: str, line: int, col: int, text: str, *, client: str = "cli",
-                 file: Path | None = None, cancel: Cancel | None = None) -> dict:
+                 file: Path | None = None, cancel: Cancel | None = None, trigger: str = "auto") -> dict:
         def served(c: ServerClient) -> dict:
             try:
-                return {**c.complete(str(self._absolute(path)), line, col, text, client, cancel), "server": c.url}
+                return {**c.complete(str(self._absolute(path)), line, col, text, client, cancel, trigger),
+                        "server": c.url}
             except Unreachable:
                 if cancel is not None and cancel.is_set():
                     return {"text": "", "reason": "cancelled", "id": ""}
                 raise
 
         return self._through(served, lambda a: a.complete(path, line, col, text, client=client, file=file,
-                                                          cancel=cancel))
+                                                          cancel=cancel, trigger=trigger))
 
     def open(self, path: str, text: str, line: int | None = None, col: int | None = None, *,
              client: str = "cli") -> dict:

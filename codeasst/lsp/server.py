@@ -256,7 +256,7 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
 
     # Completions.
 
-    async def suggest(uri: str, position: lsp.Position) -> tuple[dict, Any, str] | None:
+    async def suggest(uri: str, position: lsp.Position, invoked: bool = False) -> tuple[dict, Any, str] | None:
         """The server's suggestion at `position` of the open document `uri`, with the document and
         the cursor line's text; None for silence, a stale version, a refusal or no server."""
         s = session()
@@ -286,7 +286,7 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
         cancel = Cancel()
         work = asyncio.ensure_future(asyncio.to_thread(
             assistant.complete, rel, position.line + 1, col + 1, doc.source, client=f"{s.client_id}:{uri}",
-            cancel=cancel))
+            cancel=cancel, trigger="invoked" if invoked else "auto"))
         try:
             reply = await asyncio.shield(work)
         except asyncio.CancelledError:
@@ -319,7 +319,8 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
     async def inline_completion(params: lsp.InlineCompletionParams) -> lsp.InlineCompletionList | None:
         if session().mode == "completion":
             return None
-        found = await suggest(params.text_document.uri, params.position)
+        found = await suggest(params.text_document.uri, params.position,
+                              invoked=params.context.trigger_kind == lsp.InlineCompletionTriggerKind.Invoked)
         if found is None:
             return lsp.InlineCompletionList(items=[])
         reply, _, _ = found
@@ -332,7 +333,8 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
         s = session()
         if s.mode == "inline" or (s.mode == "auto" and s.inline):
             return lsp.CompletionList(is_incomplete=True, items=[])
-        found = await suggest(params.text_document.uri, params.position)
+        invoked = params.context is not None and params.context.trigger_kind == lsp.CompletionTriggerKind.Invoked
+        found = await suggest(params.text_document.uri, params.position, invoked=invoked)
         if found is None:
             return lsp.CompletionList(is_incomplete=True, items=[])
         reply, doc, line_text = found

@@ -64,6 +64,8 @@ class CompleteRequest(BaseModel):
     col: int = Field(ge=1, description="Cursor column, 1-based, in characters.")
     text: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="The buffer; the file on disk if unset.")
     client: str = Field("default", max_length=200, description="Who asks: a newer request cancels its older one.")
+    trigger: Literal["auto", "invoked"] = Field("auto", description="invoked: the user asked (a key press); "
+                                                "complete.invoked_model answers it where set.")
 
 
 class OpenRequest(BaseModel):
@@ -246,7 +248,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
         rel, text = _buffer(state, body.path, body.text)
-        reply = state.completions.complete(rel, text, body.line, body.col, body.client, gone)
+        reply = state.completions.complete(rel, text, body.line, body.col, body.client, gone, trigger=body.trigger)
         if "cached" not in reply and reply.get("reason") != "cancelled by a newer request":
             state.served["complete"] += 1
         return reply

@@ -167,9 +167,9 @@ class ServerClient:
                                       "history": history or [], "model": model, "client": client})
 
     def complete(self, path: str, line: int, col: int, text: str, client: str = "cli",
-                 cancel: Cancel | None = None) -> dict:
+                 cancel: Cancel | None = None, trigger: str = "auto") -> dict:
         return self.call("POST", "/v1/complete", {"path": path, "line": line, "col": col, "text": text,
-                                                  "client": client}, cancel=cancel)
+                                                  "client": client, "trigger": trigger}, cancel=cancel)
 
     def index(self, rebuild: bool = False) -> Iterator[dict]:
         return self.lines("/v1/index", {"rebuild": rebuild}, timeout=3600.0)

@@ -45,7 +45,8 @@ class Completions:
         except UsageError as exc:
             raise Failed(422, str(exc)) from None
 
-    def complete(self, rel: str, text: str, line: int, col: int, client_name: str, gone: threading.Event) -> dict:
+    def complete(self, rel: str, text: str, line: int, col: int, client_name: str, gone: threading.Event, *,
+                 trigger: str = "auto") -> dict:
         """The suggestion for `client_name` at `line`, `col` of `text` (the file `rel`), as /v1/complete answers."""
         number = self.numbers()
         started = time.perf_counter()
@@ -66,7 +67,7 @@ class Completions:
             def superseded() -> bool:
                 return client.latest != number or gone.is_set() or self.stopping()
 
-            variant, llm = self.variant(number)
+            variant, llm = self.variant(number, trigger)
             try:
                 with self.queue_for(llm).turn(client_name, cancelled=superseded):
                     llm.switch(client_name, self.kv_slots)
@@ -118,13 +119,18 @@ class Completions:
                                                recent=client.recent.context(rel)))
         return client.pinned[1]
 
-    def variant(self, number: int) -> tuple[str, LLM]:
-        """The model that answers request `number`: complete.model, or the A/B variants in turn."""
+    def variant(self, number: int, trigger: str = "auto") -> tuple[str, LLM]:
+        """The model that answers request `number`: complete.invoked_model for one the user asked for
+        where it is set, else complete.model, or the A/B variants in turn."""
         services = self.services
         names = services.settings.complete.variants
-        if not names:
+        invoked = services.settings.complete.invoked_model
+        if trigger == "invoked" and invoked:
+            name = invoked
+        elif not names:
             return services.complete_llm.name, services.complete_llm
-        name = names[number % len(names)]
+        else:
+            name = names[number % len(names)]
         if name not in self.models:
             from codeasst.models import build_llm, resolve
 

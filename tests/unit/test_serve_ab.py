@@ -125,3 +125,22 @@ def test_the_warm_up_at_column_one_is_the_start_of_the_prompt_complete_then_send
     assert reply["candidate"] == "    return c"
     assert llm.warmed[-1].endswith("    c = a + b\n    <|fim_suffix|>\n\nprint(add(1, 2))\n")
     assert llm.history[-1].startswith(llm.warmed[-1])
+
+
+def test_a_request_the_user_asked_for_goes_to_the_invoked_model(make_repo, tmp_path, monkeypatch):
+    from codeasst import models
+
+    root = make_repo({"mod.py": MODULE})
+    default = ScriptedLLM(["return a + b"] * 4)
+    default.name = "bundled"
+    larger = ScriptedLLM(["return b + a"] * 4)
+    monkeypatch.setattr(models, "build_llm", lambda spec, settings, progress=None: larger)
+    monkeypatch.setattr(models, "resolve", lambda settings, name=None: models.ModelSpec(name or "bundled", "gguf", "test"))
+    services = build_services(root, {"complete.invoked_model": "bundled-1.5b"}, embedder=HashingEmbedder(), llm=default)
+    monkeypatch.setattr(type(services), "model_spec", models.ModelSpec("bundled", "gguf", "test"))
+    client = TestClient(create_app(services, events=EventStore(tmp_path / "events.sqlite")), base_url="http://127.0.0.1")
+    at = {"path": "mod.py", "line": 2, "col": 5}
+    typed = client.post("/v1/complete", json={**at, "client": "one"}).json()
+    asked = client.post("/v1/complete", json={**at, "client": "two", "trigger": "invoked"}).json()
+    assert (typed["model"], typed["text"]) == ("bundled", "return a + b")
+    assert (asked["model"], asked["text"]) == ("bundled-1.5b", "return b + a")

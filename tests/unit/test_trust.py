@@ -101,6 +101,7 @@ def test_completion_variants_from_a_repository_may_only_name_models_the_user_has
     assert guarded_keys({"complete": {"variants": ["bundled", "bundled-1.5b"]}}, set()) == []
     assert guarded_keys({"complete": {"variants": ["bundled", "team"]}}, {"team"}) == []
     assert guarded_keys({"complete": {"variants": ["bundled", "./evil.gguf"]}}, set()) == ["complete.variants"]
+    assert guarded_keys({"complete": {"invoked_model": "./evil.gguf"}}, set()) == ["complete.invoked_model"]
 
 
 def test_the_completion_model_from_a_repository_may_only_name_models_the_user_has(tmp_path, monkeypatch):
