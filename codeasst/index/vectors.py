@@ -7,6 +7,7 @@ from __future__ import annotations
 import getpass
 import shutil
 import socket
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -66,6 +67,9 @@ def location_of(chroma_url: str | None) -> str:
     return chroma_url.rstrip("/") if chroma_url else "embedded"
 
 
+_clients: dict[str, object] = {}  # embedded store folder -> its Chroma client, for this process
+_clients_lock = threading.Lock()
+
 class VectorStore:
     """One repository's collection. It is created on the first write, so that reading
     an index whose collection is gone says so instead of answering from an empty one."""
@@ -119,8 +123,16 @@ class VectorStore:
                 raise StoreError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from None
             return cls(client, root, chroma_url, store_identity(index_dir))
         location = index_dir / "chroma"
-        with _chroma_errors(f"open {location}"):
-            client = chromadb.PersistentClient(path=str(location), settings=chroma_settings)
+        # One client per folder per process, made under a lock: Chroma shares one system per folder
+        # between its clients and is not safe to start from two threads at once (a client that fails
+        # to start releases the shared system under the other: `codeasst serve` answering /v1/status
+        # while it embeds in the background got a KeyError).
+        with _clients_lock:
+            client = _clients.get(str(location))
+            if client is None:
+                with _chroma_errors(f"open {location}"):
+                    client = chromadb.PersistentClient(path=str(location), settings=chroma_settings)
+                _clients[str(location)] = client
         return cls(client, root, str(location), store_identity(index_dir))
 
     @staticmethod
@@ -129,7 +141,9 @@ class VectorStore:
         from chromadb.api.client import SharedSystemClient
 
         # Chroma caches one client per path; a cached one would keep writing to deleted files.
-        SharedSystemClient.clear_system_cache()
+        with _clients_lock:
+            _clients.pop(str(index_dir / "chroma"), None)
+            SharedSystemClient.clear_system_cache()
         shutil.rmtree(index_dir / "chroma", ignore_errors=True)
 
     def count(self) -> int:
