@@ -305,11 +305,12 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
         if not reply.get("text"):
             log.info("silent in %s:%s: %s", rel, position.line + 1, reply.get("reason") or "nothing to suggest")
             return None
-        for shown in s.outcomes.show(uri, reply_id, len(reply["text"])):
+        first, ended = s.outcomes.show(uri, reply_id, len(reply["text"]))
+        for shown in ended:
             record(shown.id, "discarded", shown.length)
-        asyncio.get_running_loop().call_later(s.outcomes.discard_after_s + 0.05, sweep)
-        if "cached" not in reply:
+        if first:  # the type-ahead cache gives the rest of one already counted: not a new suggestion
             record(reply_id, "shown", len(reply["text"]))
+        asyncio.get_running_loop().call_later(s.outcomes.discard_after_s + 0.05, sweep)
         return reply, doc, line_text
 
     def accept_command(reply: dict) -> lsp.Command:

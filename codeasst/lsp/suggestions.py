@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -74,17 +75,25 @@ class Shown:
 class Outcomes:
     """Suggestions shown per document, until accepted or discarded: a shown suggestion that is neither
     accepted by the next request for that document nor within `discard_after_s` is a discard (as
-    Copilot and Tabby count them)."""
+    Copilot and Tabby count them). Each suggestion is counted shown once and gets one outcome, however
+    often the type-ahead cache gives its rest again."""
 
     discard_after_s: float = 10.0
     shown: dict[str, Shown] = field(default_factory=dict)  # uri -> the suggestion shown there last
+    seen: OrderedDict[str, bool] = field(default_factory=OrderedDict)  # id -> had its outcome (the latest ids)
 
-    def show(self, uri: str, suggestion_id: str, length: int) -> list[Shown]:
-        """A suggestion shown in `uri`; the ones it ends (the document's last, if another) to count as discarded."""
+    def show(self, uri: str, suggestion_id: str, length: int) -> tuple[bool, list[Shown]]:
+        """A suggestion shown in `uri`: whether it is shown for the first time (to count it), and the
+        ones it ends (the document's last, if another) to count as discarded."""
         ended = self.next_request(uri, keep=suggestion_id)
-        if uri not in self.shown:
+        first = suggestion_id not in self.seen
+        if first:
+            self.seen[suggestion_id] = False
+            while len(self.seen) > 10_000:
+                self.seen.popitem(last=False)
+        if uri not in self.shown and not self.seen[suggestion_id]:
             self.shown[uri] = Shown(suggestion_id, length)
-        return ended
+        return first, ended
 
     def next_request(self, uri: str, keep: str = "") -> list[Shown]:
         """A new request in `uri`: the suggestion shown there before is discarded (unless it is `keep`,
@@ -92,20 +101,22 @@ class Outcomes:
         last = self.shown.get(uri)
         if last is None or last.id == keep:
             return []
-        del self.shown[uri]
-        return [last]
+        return [self._done(uri)]
 
     def accept(self, suggestion_id: str) -> Shown | None:
         """The accepted suggestion, no longer waiting for its outcome; None if it is not waiting (already
         counted, or never shown)."""
         for uri, shown in list(self.shown.items()):
             if shown.id == suggestion_id:
-                del self.shown[uri]
-                return shown
+                return self._done(uri)
         return None
 
     def expired(self, now: float | None = None) -> list[Shown]:
         """Suggestions shown longer ago than discard_after_s, to count as discarded."""
         now = time.monotonic() if now is None else now
-        old = [uri for uri, shown in self.shown.items() if now - shown.at > self.discard_after_s]
-        return [self.shown.pop(uri) for uri in old]
+        return [self._done(uri) for uri, shown in list(self.shown.items()) if now - shown.at > self.discard_after_s]
+
+    def _done(self, uri: str) -> Shown:
+        shown = self.shown.pop(uri)
+        self.seen[shown.id] = True
+        return shown

@@ -116,10 +116,14 @@ def test_a_suggestion_as_a_completion_items_edit(line, col, suggestion, expected
 
 def test_outcomes_count_a_discard_once_and_an_accept_once():
     outcomes = Outcomes(discard_after_s=10)
-    assert outcomes.show("a", "1", 5) == []
+    assert outcomes.show("a", "1", 5) == (True, [])
     assert outcomes.next_request("a", keep="1") == []  # the same suggestion, still typed ahead
-    assert [s.id for s in outcomes.show("a", "2", 3)] == ["1"]  # replaced: discarded
+    assert outcomes.show("a", "1", 4) == (False, [])  # its rest again: not shown a second time
+    first, ended = outcomes.show("a", "2", 3)
+    assert first and [s.id for s in ended] == ["1"]  # replaced: discarded
     assert outcomes.accept("2").length == 3 and outcomes.accept("2") is None
+    assert outcomes.show("a", "2", 2) == (False, [])  # accepted already: its rest waits for no outcome
+    assert outcomes.next_request("a") == []
     outcomes.show("b", "3", 4)
     assert outcomes.expired(now=outcomes.shown["b"].at + 11)[0].id == "3"
     assert outcomes.expired() == [] and outcomes.accept("3") is None
