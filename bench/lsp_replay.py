@@ -1,6 +1,7 @@
 """`codeasst lsp` against `codeasst serve`'s HTTP API: the LSP's overhead, and a typing replay through each.
 
-    python bench/lsp_replay.py [--model bundled] [--max-requests 60] [--silent 60] [--asked 20] [--keep]
+    python bench/lsp_replay.py [--model bundled] [--max-requests 60] [--rounds 1] [--silent 60] [--asked 20]
+                               [--no-replay] [--log FILE] [--keep]
 
 Setup as bench/typing_replay.py's: the `--files` packages copied into a temporary git repository, the
 last `--lines` lines of `--functions` functions of each file as the regions typed back, `codeasst serve
@@ -13,41 +14,48 @@ of its own: `codeasst stats` after a replay counts that replay's events alone.
    directly (client id "lsp-bench-direct"), and through the LSP, a didChange of the span that changed
    then textDocument/inlineCompletion (the LSP's client id is lsp-<pid>:<uri>, so neither hits the
    other's type-ahead cache or KV slot); which goes first alternates. Each is timed from sending the
-   request to its answer; the LSP's didChange goes out just before, so its handling counts in. The
-   positions, in file order: `--asked` line starts inside the regions with the rest of the region blanked
-   (the model is asked), and `--silent` cursors inside words of the regions' code, the file whole (text
-   follows on the line: the gate answers without the model). A pair is classed by how the server
-   answered the direct request: the gate (no model), the model, or the type-ahead cache. Each file's
-   first line start is asked unmeasured just before the file's pairs, so its first prompt is not in the
-   figures and each client's KV slot holds the file.
-2. Replay. typing_replay's Replay (the same files, seed and typing model) once with its HTTP Client, once
-   with LspClient, each on a server started fresh. LspClient: a file's first /v1/open is didOpen (the
-   LSP warms the file's prompt itself, without the cursor); /v1/complete is a didChange, then
-   inlineCompletion; when no answer has come by the next keystroke (the request's budget), that keystroke
-   goes to the LSP as a didChange, as an editor sends it, so an answer that comes later is stale there
-   and answered empty, as the replay never shows it. /v1/events: accepted is workspace/executeCommand
-   codeasst.accept [id, accepted length]; shown and discarded are the LSP's own to record, so nothing is
-   sent for them. Happiness is the replay's own judgement in both (typing_replay's formula); `codeasst
-   stats` afterwards shows what the event store got, which for the LSP is what the LSP recorded.
-   Differences the protocol brings: the LSP has no InsertEnter warm-up (the HTTP replay posts /v1/open
-   when the cursor arrives at a later region), and its client id is per document, not one for the editor.
+   request to its answer; the LSP's didChange goes out just before, so its handling counts in (an editor
+   sends it at the keystroke, a debounce earlier). Where the gate answered, the LSP is asked once more at
+   once, with no change before it: its request alone. The positions, in file order, each as typed so far:
+   `--asked` line starts (the first of each file's regions, in typing order: the model is asked) and
+   `--silent` cursors two characters into a word (the gate's silence, no model). A pair is classed by how
+   the server answered the direct request: the gate, the model, or the type-ahead cache. Before a file's
+   pairs, the LSP opens it (didOpen) and its warm-up of the file is waited for (open_warmed), then the
+   file's first line start is asked both ways unmeasured, so that its first prompt is not in the figures
+   and each client's KV slot holds the file.
+2. Replay. typing_replay's Replay (the same files, seed and typing model) with its HTTP Client and with
+   LspClient, each on a server started fresh; `--rounds` of the two, in the order serve, lsp, then lsp,
+   serve (ABBA), so that drift in the machine's load evens out. LspClient: a file's first /v1/open is
+   didOpen, and it waits until the LSP's own warm-up of the file ends (as the HTTP replay waits for its
+   /v1/open; the LSP warms without the cursor); /v1/complete is a didChange, then inlineCompletion; when
+   no answer has come by the next keystroke (the request's budget), that keystroke goes to the LSP as a
+   didChange, as an editor sends it, so an answer that comes later is stale there and answered empty, as
+   the replay never shows it. /v1/events: accepted is workspace/executeCommand codeasst.accept [id,
+   accepted length]; shown and discarded are the LSP's own to record, so nothing is sent for them.
+   Happiness is the replay's own judgement in both (typing_replay's formula); `codeasst stats`
+   afterwards shows what the event store got, which for the LSP is what the LSP recorded. Differences
+   the protocol brings: the LSP has no InsertEnter warm-up (the HTTP replay posts /v1/open when the
+   cursor arrives at a later region), and its client id is per document, not one for the editor.
 3. A Markdown table for docs/benchmarks.md, with the command line and the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import re
 import secrets
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +101,12 @@ class Lsp:
         self.writing = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
-        self.request("initialize", {"processId": os.getpid(), "rootUri": repo.as_uri(), "capabilities": CAPABILITIES})
+        try:
+            self.request("initialize", {"processId": os.getpid(), "rootUri": repo.as_uri(),
+                                        "capabilities": CAPABILITIES})
+        except BaseException:
+            self.proc.kill()
+            raise
         self.notify("initialized", {})
 
     def _send(self, message: dict) -> None:
@@ -171,8 +184,9 @@ class Lsp:
             return self.proc.wait()
 
     def complaints(self) -> list[str]:
-        """Its stderr lines that are not the ordinary notes (a silence's reason, the session it serves)."""
-        ordinary = ("codeasst lsp: no completion", "codeasst lsp: codeasst lsp for", "codeasst lsp: no diagnostics")
+        """Its stderr lines that are not the ordinary notes (the session it serves, the gate's silences; a
+        "no completion" line is not ordinary here: a refusal, a position past the end, no server)."""
+        ordinary = ("codeasst lsp: codeasst lsp for", "codeasst lsp: silent in", "codeasst lsp: no diagnostics")
         return [line for line in self.stderr if not line.startswith(ordinary)]
 
 
@@ -253,23 +267,48 @@ def inline_answer(message: dict) -> tuple[int, dict]:
     return 200, {"text": items[0]["insertText"], "id": items[0]["command"]["arguments"][0]}
 
 
+def served_opens(server: Client) -> int:
+    """How many /v1/open the server has answered in full (GET /v1/health)."""
+    request = urllib.request.Request(server.url + "/v1/health", headers={"Authorization": f"Bearer {server.token}"})
+    with server.opener.open(request, timeout=30) as response:
+        return json.loads(response.read())["served"].get("open", 0)
+
+
+def open_warmed(docs: Documents, server: Client, path: str, text: str, timeout: float = 120.0) -> float | None:
+    """didOpen, then wait until the LSP's warm-up of the file (a /v1/open of its own) ends, as an editor's
+    user opens a file a while before typing in it: the seconds it took, None if not seen within `timeout`.
+    (Asked at once, a request of the LSP's races its warm-up into the server, and the later one ends the
+    other; and the warm-up holds the model meanwhile.)"""
+    started = time.perf_counter()
+    opens = served_opens(server)
+    docs.sync(path, text)
+    while served_opens(server) <= opens:
+        if time.perf_counter() - started > timeout:
+            return None
+        time.sleep(0.05)
+    return round(time.perf_counter() - started, 3)
+
+
 class LspClient(Client):
     """typing_replay's client, through `codeasst lsp` (module docstring, part 2)."""
 
-    def __init__(self, lsp: Lsp, repo: Path) -> None:
-        super().__init__("", "")
+    def __init__(self, lsp: Lsp, repo: Path, url: str, token: str) -> None:
+        super().__init__(url, token)  # the server itself only for /v1/health, to see the LSP's warm-up end
         self.lsp = lsp
         self.docs = Documents(lsp, repo)
         self.accepts = {True: 0, False: 0}  # codeasst.accept answered recorded / not recorded
         self.late_with_text = 0  # answers with text that came after the next keystroke had gone out
+        self.unwarmed = 0  # files whose warm-up by the LSP was not seen to end within 120 s
 
     def post(self, route: str, payload: dict) -> tuple[int, dict]:
         if route == "/v1/open":
             # Only a file's first open: the LSP has no InsertEnter warm-up, and the text of a later one
             # goes with the next request (sent from the warm-up's thread it could land after that request's).
+            seconds = 0.0
             if payload["path"] not in self.docs.open:
-                self.docs.sync(payload["path"], payload["text"])
-            return 200, {"path": payload["path"], "tokens": 0, "seconds": 0.0}
+                seconds = open_warmed(self.docs, self, payload["path"], payload["text"])
+                self.unwarmed += seconds is None
+            return 200, {"path": payload["path"], "tokens": 0, "seconds": seconds or 0.0}
         if route == "/v1/events":
             if payload["kind"] != "accepted":
                 return 200, {}  # shown and discarded: the LSP records them itself
@@ -333,6 +372,7 @@ class Pair:
     direct: float  # seconds
     lsp: float
     same: bool  # the same text (or silence) both ways
+    alone: float | None = None  # the gate's silence: the LSP asked again at once, no didChange before it
     row: dict = field(default_factory=dict)  # for --log: where, and the direct answer's own figures
 
 
@@ -342,9 +382,10 @@ def spread(items: list, n: int) -> list:
 
 def positions(texts: dict[str, str], regions: dict[str, list[Region]], asked: int,
               silent: int) -> list[tuple[str, str, str, int]]:
-    """(kind, path, text, offset), in file order. "line start": the first line starts of each file's regions,
-    in typing order (each prompt extends the one before, as typing does, so the KV cache serves it), the
-    rest of the region blanked; "in a word": cursors inside words of the regions' code, the file whole."""
+    """(kind, path, text, offset), in file order, each as typed so far (the rest of its region blanked), so
+    that each text differs from the one before and goes to the LSP as a didChange. "line start": the
+    first line starts of each file's regions, in typing order (each prompt extends the one before, so the
+    KV cache serves it); "in a word": two characters into a word of the regions (the gate's silence)."""
     starts, inside = [], []
     for path, text in texts.items():
         mine = []
@@ -353,16 +394,16 @@ def positions(texts: dict[str, str], regions: dict[str, list[Region]], asked: in
             for m in re.finditer(r"(?m)^[ \t]*(?=\S)", target):
                 mine.append(("line start", path, before + target[:m.end()] + after, region.start + m.end()))
             for m in re.finditer(r"[A-Za-z_]\w{3,}", target):
-                inside.append(("in a word", path, text, region.start + m.start() + 2))
+                pos = m.start() + 2
+                inside.append(("in a word", path, before + target[:pos] + after, region.start + pos))
         starts += mine[:-(-asked // len(texts))]
     order = list(texts)
     return sorted(starts[:asked] + spread(inside, silent), key=lambda p: (order.index(p[1]), p[3]))
 
 
-def overhead(repo: Path, url: str, token: str, texts: dict[str, str], regions: dict[str, list[Region]],
-             args: argparse.Namespace, work: Path) -> tuple[list[Pair], Lsp]:
-    direct = Client(url, token)
-    lsp = Lsp(repo, work / "lsp-overhead.log")
+def overhead(repo: Path, direct: Client, lsp: Lsp, texts: dict[str, str], regions: dict[str, list[Region]],
+             args: argparse.Namespace) -> tuple[list[Pair], dict]:
+    """The pairs (module docstring, part 1), and the seconds from each file's didOpen to the end of the LSP's warm-up."""
     docs = Documents(lsp, repo)
 
     def via_direct(path: str, text: str, offset: int) -> tuple[float, dict]:
@@ -386,17 +427,19 @@ def overhead(repo: Path, url: str, token: str, texts: dict[str, str], regions: d
         return arrived - started, answer
 
     chosen = positions(texts, regions, args.asked, args.silent)
-    # Each file's first line start is asked unmeasured just before its pairs, so that each client's KV
-    # slot holds the file (the direct client has one slot, the LSP one per document) and none of the
-    # figures is a file's first prompt.
+    # Before a file's pairs: its didOpen, the LSP's warm-up waited for, and its first line start asked
+    # both ways unmeasured, so that each client's KV slot holds the file (the direct client has one slot,
+    # the LSP one per document) and none of the figures is a file's first prompt.
     warm = {}
     for kind, path, text, offset in chosen:
         if kind == "line start":
             warm.setdefault(path, (path, text, offset))
     chosen = [p for p in chosen if warm.get(p[1]) != p[1:]]
-    pairs = []
+    pairs, opened = [], {}
     turns = {kind: itertools.count() for kind, *_ in chosen}  # who goes first alternates within each kind
     for kind, path, text, offset in chosen:
+        if path not in opened:
+            opened[path] = open_warmed(docs, direct, path, text)
         if path in warm:
             via_direct(*warm[path])
             via_lsp(*warm.pop(path))
@@ -406,13 +449,15 @@ def overhead(repo: Path, url: str, token: str, texts: dict[str, str], regions: d
         else:
             (direct_s, answer), (lsp_s, lsp_answer) = via_direct(path, text, offset), via_lsp(path, text, offset)
         by = Asked(path, offset, 0.0, 0.0, answer=answer).by
+        alone = via_lsp(path, text, offset)[0] if by == "gate" else None
         figures = {k: answer.get(k) for k in ("latency_ms", "prompt_tokens", "cached_tokens", "generated_tokens",
                                               "cached", "reason")}
         row = {"kind": kind, "path": path, "offset": offset, "lsp_first": lsp_first, "by": by,
-               "direct_ms": round(direct_s * 1000, 1), "lsp_ms": round(lsp_s * 1000, 1), "direct": figures,
+               "direct_ms": round(direct_s * 1000, 1), "lsp_ms": round(lsp_s * 1000, 1),
+               "lsp_alone_ms": alone and round(alone * 1000, 1), "direct": figures,
                "direct_text": answer.get("text", ""), "lsp_text": lsp_answer["text"]}
-        pairs.append(Pair(by, direct_s, lsp_s, answer.get("text", "") == lsp_answer["text"], row))
-    return pairs, lsp
+        pairs.append(Pair(by, direct_s, lsp_s, answer.get("text", "") == lsp_answer["text"], alone, row))
+    return pairs, opened
 
 
 def ms(values: list[float]) -> str:
@@ -429,6 +474,10 @@ def overhead_table(pairs: list[Pair]) -> list[str]:
         if group:
             rows.append(f"| {label} | {len(group)} | {ms([p.direct for p in group])} | {ms([p.lsp for p in group])} "
                         f"| {ms([p.lsp - p.direct for p in group])} | {sum(p.same for p in group)} of {len(group)} |")
+        if alone := [p for p in group if p.alone is not None]:
+            rows.append(f"| the same, the LSP's request alone (asked again, no didChange before it) | {len(alone)} "
+                        f"| {ms([p.direct for p in alone])} | {ms([p.alone for p in alone])} "
+                        f"| {ms([p.alone - p.direct for p in alone])} | |")
     return rows
 
 
@@ -436,7 +485,8 @@ def overhead_table(pairs: list[Pair]) -> list[str]:
 
 @dataclass
 class Run:
-    name: str
+    name: str  # serve or lsp
+    round: int
     replay: Replay
     elapsed: float
     stored: dict = field(default_factory=dict)  # the event store's totals (codeasst stats)
@@ -444,24 +494,35 @@ class Run:
 
 
 def stored_events(repo: Path) -> dict:
-    """`codeasst stats --json` summed over days and variants: shown, accepted, discarded and Happiness in all."""
+    """`codeasst stats --json` summed over days and variants: shown, accepted, discarded and Happiness in all;
+    and from the store's rows, per suggestion: an outcome with no shown, or a kind counted twice."""
+    from codeasst.serve.events import EventStore
+
     out = subprocess.run([*CLI, "stats", "--json"], cwd=repo, capture_output=True, text=True, check=True)
     days = json.loads(out.stdout)
     total = {kind: sum(d[kind] for d in days) for kind in ("shown", "accepted", "discarded")}
     total["happiness"] = sum(d["happiness"] * d["shown"] for d in days)
+    store = EventStore.open_default()
+    store.close()
+    kinds: dict[str, list[str]] = {}
+    with contextlib.closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)) as db:
+        for suggestion, kind in db.execute("SELECT suggestion, kind FROM events ORDER BY at"):
+            kinds.setdefault(suggestion, []).append(kind)
+    total["unshown"] = sum(1 for k in kinds.values() if "shown" not in k)  # in any order: the LSP sends them apart
+    total["twice"] = sum(1 for k in kinds.values() if len(k) != len(set(k)) or {"accepted", "discarded"} <= set(k))
     return total
 
 
-def replay_once(name: str, repo: Path, texts: dict, regions: dict, args: argparse.Namespace, work: Path,
+def replay_once(name: str, round_: int, repo: Path, texts: dict, regions: dict, args: argparse.Namespace, work: Path,
                 models_cache: Path) -> Run:
-    os.environ["CODEASST_HOME"] = str(make_home(work, f"replay-{name}", models_cache))
+    os.environ["CODEASST_HOME"] = str(make_home(work, f"replay-{name}-{round_}", models_cache))
     token = secrets.token_hex(16)
-    server, url = start_server(repo, args.model, token, work / f"serve-{name}.log")
+    server, url = start_server(repo, args.model, token, work / f"serve-{name}-{round_}.log")
     lsp = None
     try:
         if name == "lsp":
-            lsp = Lsp(repo, work / "lsp-replay.log")
-            client: Client = LspClient(lsp, repo)
+            lsp = Lsp(repo, work / f"lsp-replay-{round_}.log")
+            client: Client = LspClient(lsp, repo, url, token)
         else:
             client = Client(url, token)
         replay = Replay(client, Pace(cps=args.cps), args.debounce_ms / 1000, args.max_requests, args.seed,
@@ -471,14 +532,20 @@ def replay_once(name: str, repo: Path, texts: dict, regions: dict, args: argpars
             if regions[rel] and not replay.full():
                 replay.file(rel, texts[rel], regions[rel])
         replay.finish()
-        run = Run(name, replay, time.perf_counter() - started)
-        if isinstance(client, LspClient):
+        run = Run(name, round_, replay, time.perf_counter() - started)
+        if not isinstance(client, LspClient):
+            run.notes.append("files opened (/v1/open with the cursor): " + ", ".join(
+                f"{o['path']} {o['tokens']} tokens in {o['seconds']:.1f} s" for o in replay.opens))
+        else:
             client.docs.close_all()  # what is still shown is discarded now, as when an editor closes
             time.sleep(2.0)  # the LSP sends its events in the background
             run.notes.append(f"codeasst.accept answered recorded {client.accepts[True]}, not recorded "
                              f"{client.accepts[False]}")
             run.notes.append(f"answers with text after the next keystroke (the LSP may have counted them shown): "
                              f"{client.late_with_text}")
+            run.notes.append("files opened, seconds until the LSP's warm-up ended: "
+                             + ", ".join(f"{o['path']} {o['seconds']:.1f}" for o in replay.opens)
+                             + (f" ({client.unwarmed} not seen to end)" if client.unwarmed else ""))
             run.notes += [f"codeasst lsp exited {lsp.close()}"] + [f"lsp stderr: {line}" for line in lsp.complaints()]
     finally:
         if lsp is not None and lsp.proc.poll() is None:
@@ -499,9 +566,13 @@ def replay_rows(runs: list[Run]) -> list[str]:
     def latency(asked: list[Asked]) -> str:
         return f"{ms([a.latency for a in asked])} ({len(asked)})"
 
-    a, b = runs[0].replay.asked, runs[1].replay.asked
-    same = next((i for i, (x, y) in enumerate(zip(a, b)) if (x.path, x.offset) != (y.path, y.offset)),
-                min(len(a), len(b)))
+    def same(r: Run) -> str:
+        """Requests at the same positions as the other protocol's replay of the round, from the first."""
+        other = next(o for o in runs if o.round == r.round and o is not r).replay.asked
+        pairs = list(zip(r.replay.asked, other))
+        return str(next((i for i, (x, y) in enumerate(pairs) if (x.path, x.offset) != (y.path, y.offset)),
+                        len(pairs)))
+
     rows = [
         ("requests", lambda r, j: str(len(r.replay.asked))),
         ("**Happiness per request**", lambda r, j: f"**{j['total'] / j['requests']:.2f}**"),
@@ -509,16 +580,20 @@ def replay_rows(runs: list[Run]) -> list[str]:
         ("shown / accepted / discarded", lambda r, j: f"{j['shown']} / {j['accepted']} / {j['discarded']}"),
         ("accept rate", lambda r, j: f"{j['accepted'] / max(1, j['shown']):.1%}"),
         ("latency, all requests: p50 / p95 ms", lambda r, j: latency(r.replay.asked)),
-        ("latency, answers with text: p50 / p95 ms",
-         lambda r, j: latency([x for x in r.replay.asked if x.answer.get("text")])),
+        ("latency, suggestions shown (in time, new): p50 / p95 ms",
+         lambda r, j: latency([x for x in r.replay.asked if x.outcome == "shown"])),
         ("event store (`codeasst stats`): shown / accepted / discarded",
          lambda r, j: "{shown} / {accepted} / {discarded}".format(**r.stored)),
         ("event store: Happiness per request", lambda r, j: f"{r.stored['happiness'] / j['requests']:.2f}"),
+        ("event store: suggestions with an outcome but no shown / counted twice",
+         lambda r, j: f"{r.stored['unshown']} / {r.stored['twice']}"),
         ("replay, real time", lambda r, j: f"{r.elapsed:.0f} s"),
-        ("requests at the same positions in both, from the first", lambda r, j: str(same)),
+        ("requests at the same positions as the other's in its round, from the first", lambda r, j: same(r)),
     ]
     names = {"serve": "through serve (HTTP)", "lsp": "through codeasst lsp"}
-    out = ["| | " + " | ".join(names[r.name] for r in runs) + " |", "|---|" + "---|" * len(runs)]
+    rounds = len({r.round for r in runs})
+    out = ["| | " + " | ".join(names[r.name] + (f", round {r.round}" if rounds > 1 else "") for r in runs) + " |",
+           "|---|" + "---|" * len(runs)]
     for label, cell in rows:
         out.append(f"| {label} | " + " | ".join(cell(r, judged(r)) for r in runs) + " |")
     return out
@@ -530,7 +605,7 @@ def write_log(path: Path, pairs: list[Pair], runs: list[Run]) -> None:
             out.write(json.dumps({"part": "overhead", **pair.row}) + "\n")
         for run in runs:
             for a in run.replay.asked:
-                out.write(json.dumps({"part": f"replay {run.name}", "path": a.path, "offset": a.offset,
+                out.write(json.dumps({"part": f"replay {run.name} {run.round}", "path": a.path, "offset": a.offset,
                                       "real_at": round(a.started - run.replay.real_start, 3),
                                       "budget_ms": round(a.budget * 1000), "latency_ms": round(a.latency * 1000, 1),
                                       "outcome": a.outcome, "accepted": a.accepted, "answer": a.answer}) + "\n")
@@ -550,6 +625,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--asked", type=int, default=20, help="overhead: line starts, where the model is asked")
     parser.add_argument("--silent", type=int, default=60, help="overhead: cursors inside words (the gate's silence)")
+    parser.add_argument("--rounds", type=int, default=1, help="replays through each; the order alternates (serve "
+                        "then lsp, lsp then serve, ...)")
     parser.add_argument("--no-replay", action="store_true", help="the overhead only")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (its logs)")
     parser.add_argument("--log", type=Path, help="write each overhead pair and each replay request here (JSONL)")
@@ -561,7 +638,8 @@ def main() -> None:
     models_cache = paths.cache_dir()
     work = Path(tempfile.mkdtemp(prefix="codeasst-lsp-"))
     repo, texts, regions = workspace(work, args.files, args.functions, args.lines)
-    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    settings = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("CODEASST_") and k != "CODEASST_HOME"]
+    command = " ".join([*settings, "python", Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
     when = time.strftime("%Y-%m-%d %H:%M")
     before = machine()
     print(f"# lsp replay, model {args.model}, {when}; machine: {before}")
@@ -572,23 +650,25 @@ def main() -> None:
         server, url = start_server(repo, args.model, token, work / "serve-overhead.log")
         lsp = None
         try:
-            pairs, lsp = overhead(repo, url, token, texts, regions, args, work)
+            lsp = Lsp(repo, work / "lsp-overhead.log")
+            pairs, opened = overhead(repo, Client(url, token), lsp, texts, regions, args)
+            print("overhead: didOpen to the end of the LSP's warm-up: " + ", ".join(
+                f"{path} {'not seen in 120' if s is None else f'{s:.1f}'} s" for path, s in opened.items()))
             print(f"overhead: codeasst lsp exited {lsp.close()}")
             for line in lsp.complaints():
                 print(f"lsp stderr: {line}")
-        except LspGone as exc:
-            print(exc)
-            raise
         finally:
             if lsp is not None and lsp.proc.poll() is None:
                 lsp.proc.kill()
             server.terminate()
             server.wait(timeout=60)
-        runs = [] if args.no_replay else [replay_once(name, repo, texts, regions, args, work, models_cache)
-                                          for name in ("serve", "lsp")]
+        runs = []
+        for round_ in range(1, 1 + (0 if args.no_replay else args.rounds)):
+            order = ("serve", "lsp") if round_ % 2 else ("lsp", "serve")  # ABBA: drift in the machine evens out
+            runs += [replay_once(name, round_, repo, texts, regions, args, work, models_cache) for name in order]
         for run in runs:
             for note in run.notes:
-                print(f"{run.name}: {note}")
+                print(f"{run.name}, round {run.round}: {note}")
         print(f"\n### `codeasst lsp` against `codeasst serve` (bench/lsp_replay.py)\n\n`{command}` ({when}; "
               f"model {args.model}; files {', '.join(f'`{f}`' for f in args.files)}; machine: {before}, after: "
               f"{machine()}; all took {time.perf_counter() - begun:.0f} s)\n")
