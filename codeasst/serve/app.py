@@ -10,7 +10,8 @@ the prompt's common prefix, so a request while typing only evaluates what is new
   suggestion stays valid while the user types its first characters (the type-ahead cache answers
   without the model).
 - POST /v1/open: a client opened a file: its prompt is evaluated now, so the first suggestion in
-  it finds the prefix cached.
+  it finds the prefix cached. A warm-up gives way to the client's next request; it never ends a
+  completion (an editor may send the open after it).
 - POST /v1/search, POST /v1/ask (NDJSON stream), POST /v1/index (NDJSON progress), GET /v1/status:
   as the CLI commands; while the server runs it owns the repository's index and the CLI comes here.
 - POST /v1/fix: the verified fix of a file or an editor's buffer (nothing written); POST /v1/symbols:

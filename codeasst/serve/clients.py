@@ -37,6 +37,7 @@ class Typed:
 class ClientState:
     name: str
     latest: int = 0  # number of its newest request; an older one still waiting or generating gives way
+    opening: int = 0  # number of its newest warm-up (/v1/open), which ends an older warm-up, never a completion
     typed: Typed | None = None
     recent: RecentFiles = field(default_factory=RecentFiles)
     pinned: tuple[str, dict] | None = None  # (file, other files' context for it)

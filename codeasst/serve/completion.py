@@ -91,10 +91,12 @@ class Completions:
         started = time.perf_counter()
         llm = self.services.complete_llm
         with self.clients.hold(client_name) as client:
-            client.latest = number
+            # A warm-up gives way to any later request of its client, and ends an older warm-up; it never
+            # ends a completion: an editor may send the open after its first completion request.
+            asked, client.opening = client.latest, number
 
             def superseded() -> bool:
-                return client.latest != number or gone.is_set() or self.stopping()
+                return client.latest != asked or client.opening != number or gone.is_set() or self.stopping()
 
             try:
                 with self.queue_for(llm).turn(client_name, cancelled=superseded):

@@ -333,3 +333,19 @@ def test_a_client_with_a_request_in_flight_is_never_forgotten():
     with table.hold("one-more"):
         pass
     assert table.peek("editor") is None and len(table) == 4 and table.forgotten == 98
+
+
+def test_a_warm_up_that_comes_after_a_completion_does_not_end_it(make_repo):
+    # An editor (codeasst lsp) may send a file's open after its first completion request in it.
+    root = make_repo({"mod.py": "def add(a, b):\n    \n"})
+    with listening(services_for(root, SlowLLM(["return a + b"] * 5, delay=0.3))) as (port, _state):
+        at = {"path": "mod.py", "line": 2, "col": 5, "client": "editor"}
+        answers: dict = {}
+        asking = threading.Thread(target=lambda: answers.update(complete=request(port, "POST", "/v1/complete", at)))
+        asking.start()
+        time.sleep(0.3)
+        status, _ = request(port, "POST", "/v1/open", {"path": "mod.py", "client": "editor"})
+        asking.join(30)
+        status_complete, reply = answers["complete"]
+        assert (status, status_complete) == (200, 200)
+        assert reply["text"] == "return a + b", reply
