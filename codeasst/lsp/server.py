@@ -53,7 +53,7 @@ from codeasst.services import Services
 
 log = logging.getLogger("codeasst.lsp")
 
-COMMANDS = ("codeasst.accept", "codeasst.discard", "codeasst.ask", "codeasst.fixFile", "codeasst.fixLine")
+RESTART_S = 30.0  # at most one server started in this long
 FIX_FILE = "source.fixAll.codeasst"
 _KINDS = {"function": lsp.SymbolKind.Function, "method": lsp.SymbolKind.Method, "class": lsp.SymbolKind.Class,
           "module": lsp.SymbolKind.Module}
@@ -71,24 +71,29 @@ class Session:
         self.mode = "auto"  # "inline" or "completion" where the client says which it shows
         self.inline = False  # the client declared textDocument/inlineCompletion
         self.resolve_edits = False  # the client resolves a code action's edit (codeAction/resolve)
-        self.apply_edits = False  # the client takes workspace/applyEdit
         self.client_id = f"lsp-{os.getpid()}"
         self._assistant: Assistant | None = join(services)
         self._process: subprocess.Popen | None = None
         self._ready = threading.Event()
         self._lock = threading.Lock()
-        if self._assistant is not None:
-            self._ready.set()
-        elif start:
-            threading.Thread(target=self._start_server, args=(wait_s,), name="codeasst-lsp-serve", daemon=True).start()
-        else:
-            self._ready.set()
+        self._start, self._wait_s, self._started_at = start, wait_s, -RESTART_S
+        self._ready.set()
+        if self._assistant is None:
+            self._start_in_background()
 
     # The server behind.
 
+    def _start_in_background(self) -> None:
+        """Start a server unless told not to, or one was started in the last RESTART_S seconds."""
+        if not self._start or time.monotonic() - self._started_at < RESTART_S or not self._ready.is_set():
+            return
+        self._started_at = time.monotonic()
+        self._ready.clear()
+        threading.Thread(target=self._start_server, args=(self._wait_s,), name="codeasst-lsp-serve", daemon=True).start()
+
     def _start_server(self, wait_s: float) -> None:
         """Start `codeasst serve` for the repository and wait for it to answer (its models load first)."""
-        logs = self.services.repo.index_dir.parent / "lsp-serve.log"
+        logs = self.services.repo.index_dir / "lsp-serve.log"  # beside the index it serves
         try:
             logs.parent.mkdir(parents=True, exist_ok=True)
             with open(logs, "ab") as out:
@@ -120,6 +125,8 @@ class Session:
         with self._lock:
             if self._assistant is None and self._ready.is_set():
                 self._assistant = join(self.services)  # one started since, or restarted
+                if self._assistant is None:  # none answers (the one an editor before this one started has
+                    self._start_in_background()  # stopped with it, or it died): start one
             return self._assistant
 
     def forget_server(self) -> None:
@@ -199,12 +206,13 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
 
                 folder = Path(unquote(urlsplit(uri).path))
         services = services_for(folder or Path.cwd())
+        if server.session is not None:  # initialized again: the server the first session started stops
+            server.session.stop()
         server.session = s = Session(services, start=start)
         caps = params.capabilities
         s.inline = bool(caps.text_document and caps.text_document.inline_completion is not None)
         action = caps.text_document.code_action if caps.text_document else None
         s.resolve_edits = bool(action and action.resolve_support and "edit" in action.resolve_support.properties)
-        s.apply_edits = bool(caps.workspace and caps.workspace.apply_edit)
         options = params.initialization_options if isinstance(params.initialization_options, dict) else {}
         if options.get("completion") in ("inline", "completion"):
             s.mode = options["completion"]
