@@ -62,8 +62,6 @@ from pathlib import Path
 # bench/typing_replay.py, beside this script
 from typing_replay import (
     CLI,
-    FILES,
-    SITE,
     Asked,
     Client,
     Pace,
@@ -71,10 +69,12 @@ from typing_replay import (
     Replay,
     happiness,
     machine,
+    make_home,
     next_key,
     pct,
-    pick_regions,
     start_server,
+    typing_arguments,
+    workspace,
 )
 
 DIRECT = "lsp-bench-direct"
@@ -104,7 +104,7 @@ class Lsp:
         try:
             self.request("initialize", {"processId": os.getpid(), "rootUri": repo.as_uri(),
                                         "capabilities": CAPABILITIES})
-        except BaseException:
+        except (RuntimeError, TimeoutError, OSError, KeyboardInterrupt):  # LspGone is a RuntimeError
             self.proc.kill()
             raise
         self.notify("initialized", {})
@@ -336,33 +336,6 @@ class LspClient(Client):
 
 
 # Setup.
-
-def make_home(work: Path, name: str, models_cache: Path) -> Path:
-    """A CODEASST_HOME whose model and embedder caches are the user's (nothing assembled again)."""
-    home = work / f"home-{name}"
-    (home / "cache").mkdir(parents=True)
-    for sub in ("models", "embedders"):
-        (models_cache / sub).mkdir(parents=True, exist_ok=True)
-        (home / "cache" / sub).symlink_to(models_cache / sub)
-    return home
-
-
-def workspace(work: Path, files: list[str], functions: int, lines: int) -> tuple[Path, dict, dict]:
-    """A git repository holding each file's whole package, as typing_replay builds it; the texts and regions."""
-    repo = work / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    texts, regions = {}, {}
-    for rel in files:
-        top = rel.split("/")[0]
-        if (SITE / top).is_file():
-            shutil.copyfile(SITE / top, repo / top)
-        elif not (repo / top).exists():
-            shutil.copytree(SITE / top, repo / top, ignore=shutil.ignore_patterns("__pycache__"))
-        texts[rel] = (repo / rel).read_text(encoding="utf-8")
-        regions[rel] = pick_regions(texts[rel], functions, lines)
-    return repo, texts, regions
-
 
 # Part 1: overhead.
 
@@ -613,16 +586,7 @@ def write_log(path: Path, pairs: list[Pair], runs: list[Run]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="bundled", help="bundled (0.5B) or bundled-1.5b")
-    parser.add_argument("--files", nargs="+", default=FILES, help="modules, relative to site-packages")
-    parser.add_argument("--functions", type=int, default=3, help="functions replayed per file")
-    parser.add_argument("--lines", type=int, default=5, help="last lines of each function blanked and typed")
-    parser.add_argument("--cps", type=float, default=7.0, help="typing pace within a word, characters a second")
-    parser.add_argument("--debounce-ms", type=float, default=200.0)
-    parser.add_argument("--max-requests", type=int, default=60, help="requests of each replay")
-    parser.add_argument("--max-seconds", type=float, default=240.0, help="send no new request after this long, "
-                        "in each replay (real time)")
-    parser.add_argument("--seed", type=int, default=1)
+    typing_arguments(parser, max_requests=60, max_seconds=240.0)
     parser.add_argument("--asked", type=int, default=20, help="overhead: line starts, where the model is asked")
     parser.add_argument("--silent", type=int, default=60, help="overhead: cursors inside words (the gate's silence)")
     parser.add_argument("--rounds", type=int, default=1, help="replays through each; the order alternates (serve "

@@ -546,18 +546,51 @@ def offline(args: argparse.Namespace, repo: Path, texts: dict[str, str], regions
     print(f"offline: {len(replay.asked)} requests, {written} answered by the model written to {args.offline}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def make_home(work: Path, name: str, models_cache: Path) -> Path:
+    """A CODEASST_HOME whose model and embedder caches are the user's (nothing assembled again)."""
+    home = work / (f"home-{name}" if name else "home")
+    (home / "cache").mkdir(parents=True)
+    for sub in ("models", "embedders"):
+        (models_cache / sub).mkdir(parents=True, exist_ok=True)
+        (home / "cache" / sub).symlink_to(models_cache / sub)
+    return home
+
+
+def workspace(work: Path, files: list[str], functions: int, lines: int) -> tuple[Path, dict, dict]:
+    """A git repository holding each file's whole package (what the file imports is there); the texts
+    and regions."""
+    repo = work / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    texts, regions = {}, {}
+    for rel in files:
+        top = rel.split("/")[0]
+        if (SITE / top).is_file():
+            shutil.copyfile(SITE / top, repo / top)
+        elif not (repo / top).exists():
+            shutil.copytree(SITE / top, repo / top, ignore=shutil.ignore_patterns("__pycache__"))
+        texts[rel] = (repo / rel).read_text(encoding="utf-8")
+        regions[rel] = pick_regions(texts[rel], functions, lines)
+    return repo, texts, regions
+
+
+def typing_arguments(parser: argparse.ArgumentParser, *, max_requests: int, max_seconds: float) -> None:
+    """The model, the files and the typing model's options, shared with bench/lsp_replay.py."""
     parser.add_argument("--model", default="bundled", help="bundled (0.5B) or bundled-1.5b")
     parser.add_argument("--files", nargs="+", default=FILES, help="modules, relative to site-packages")
     parser.add_argument("--functions", type=int, default=3, help="functions replayed per file")
     parser.add_argument("--lines", type=int, default=5, help="last lines of each function blanked and typed")
     parser.add_argument("--cps", type=float, default=7.0, help="typing pace within a word, characters a second")
     parser.add_argument("--debounce-ms", type=float, default=200.0)
-    parser.add_argument("--max-requests", type=int, default=150)
-    parser.add_argument("--max-seconds", type=float, default=480.0,
+    parser.add_argument("--max-requests", type=int, default=max_requests, help="requests of the replay")
+    parser.add_argument("--max-seconds", type=float, default=max_seconds,
                         help="send no new request after this long (real time; the model speed comes on top)")
     parser.add_argument("--seed", type=int, default=1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    typing_arguments(parser, max_requests=150, max_seconds=480.0)
     parser.add_argument("--log", type=Path, help="write every request, answer and outcome here (JSONL)")
     parser.add_argument("--dry-run", action="store_true", help="no server and no model: the typing model alone")
     parser.add_argument("--offline", type=Path, metavar="FEATURES.jsonl",
@@ -569,27 +602,9 @@ def main() -> None:
 
     from codeasst import paths
 
-    models_cache = paths.cache_dir()
     work = Path(tempfile.mkdtemp(prefix="codeasst-typing-"))
-    home = work / "home"
-    (home / "cache").mkdir(parents=True)
-    for name in ("models", "embedders"):  # reuse the assembled GGUF and the embedder
-        (models_cache / name).mkdir(parents=True, exist_ok=True)
-        (home / "cache" / name).symlink_to(models_cache / name)
-    os.environ["CODEASST_HOME"] = str(home)
-    repo = work / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    texts, regions = {}, {}
-    for rel in args.files:
-        # The file's whole package, as a repository holds it: what the file imports is there.
-        top = rel.split("/")[0]
-        if (SITE / top).is_file():
-            shutil.copyfile(SITE / top, repo / top)
-        elif not (repo / top).exists():
-            shutil.copytree(SITE / top, repo / top, ignore=shutil.ignore_patterns("__pycache__"))
-        texts[rel] = (repo / rel).read_text(encoding="utf-8")
-        regions[rel] = pick_regions(texts[rel], args.functions, args.lines)
+    os.environ["CODEASST_HOME"] = str(make_home(work, "", paths.cache_dir()))
+    repo, texts, regions = workspace(work, args.files, args.functions, args.lines)
 
     print(f"# typing replay, model {args.model}, {time.strftime('%Y-%m-%d %H:%M')}; machine: {machine()}")
     listed = [f"{rel} ({', '.join(r.function for r in regions[rel])})" for rel in args.files]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -253,7 +254,7 @@ def ask(
         events = assistant.ask(question, context=piped or None, system=system, model=model, progress=progress)
         first = next(events, None)  # retrieval is done when the first event comes: the bar goes
     try:
-        for event in _chain(first, events):
+        for event in itertools.chain([first] if first is not None else [], events):
             if event["type"] == "index":
                 _allow_fast_exit(event["summary"])
             elif event["type"] == "note":
@@ -276,12 +277,6 @@ def ask(
 
     gap = "\n" * (2 - (len(last) - len(last.rstrip("\n"))))
     sys.stdout.write(gap + "\n".join(answer_footer_lines(answer)) + "\n")
-
-
-def _chain(first: dict | None, rest):
-    if first is not None:
-        yield first
-    yield from rest
 
 
 @app.command()

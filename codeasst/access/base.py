@@ -4,7 +4,7 @@ lint an editor's buffer, fix files as `codeasst fix` does, read the code graph f
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,11 +143,3 @@ class Assistant(ABC):
         target = Path(path)
         return target if target.is_absolute() else self.root / target
 
-
-def relay(lines: Iterator[dict], on_close: Callable[[], None] | None = None) -> Events:
-    """Events from an iterator of lines, closed with it."""
-    try:
-        yield from lines
-    finally:
-        if on_close is not None:
-            on_close()

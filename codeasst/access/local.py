@@ -37,7 +37,7 @@ class Local(Assistant):
 
         answer, stream = ask(self.services, question, context, progress=progress, system=system,
                              history=[tuple(turn) for turn in history])
-        return _events(answer, stream)
+        return _as_events(answer, stream)
 
     def complete(self, path: str, line: int, col: int, text: str, *, client: str = "cli",
                  file: Path | None = None, cancel: Cancel | None = None, trigger: str = "auto") -> dict:
@@ -90,7 +90,7 @@ class Local(Assistant):
 _events_lock = threading.Lock()
 
 
-def _events(answer, stream) -> Events:
+def _as_events(answer, stream) -> Events:
     """tasks.ask's answer and text stream as the server streams them."""
     try:
         if answer.retrieval is not None and answer.retrieval.index is not None:

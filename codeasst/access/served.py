@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from codeasst.access.base import Assistant, Events, relay
+from codeasst.access.base import Assistant, Events
 from codeasst.errors import CodeasstError
 from codeasst.index.indexer import Progress
 from codeasst.serve.client import Cancel, ServerClient, Unreachable
@@ -113,14 +113,14 @@ class Served(Assistant):
 
 
 def _unbroken(lines) -> Events:
-    """The server's answer lines; one that breaks off after it began is an error to say, not to redo."""
-    def read() -> Events:
-        try:
-            yield from lines
-        except Unreachable as exc:
-            raise CodeasstError(str(exc), hint="run the question again") from None
-
-    return relay(read(), getattr(lines, "close", None))
+    """The server's answer lines; one that breaks off after it began is an error to say, not to redo.
+    Closing it closes the connection: the server stops the model."""
+    try:
+        yield from lines
+    except Unreachable as exc:
+        raise CodeasstError(str(exc), hint="run the question again") from None
+    finally:
+        lines.close()
 
 
 def _index_lines(lines, progress: Progress | None) -> dict:

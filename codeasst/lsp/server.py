@@ -48,7 +48,7 @@ from pygls.protocol import LanguageServerProtocol
 from codeasst import __version__
 from codeasst.access import Assistant, Cancel, ServerError, Unreachable, join
 from codeasst.errors import CodeasstError
-from codeasst.lsp.suggestions import Outcomes, Refused, completion_edit, path_in
+from codeasst.lsp.suggestions import Outcomes, Refused, completion_edit, file_of, path_in
 from codeasst.services import Services
 
 log = logging.getLogger("codeasst.lsp")
@@ -201,10 +201,8 @@ def build(services_for: Callable[[Path], Services], *, start: bool = True, root:
         if folder is None:
             uri = params.root_uri or (params.workspace_folders[0].uri if params.workspace_folders else None)
             folder = Path(params.root_path) if params.root_path and not uri else None
-            if uri and uri.startswith("file:"):
-                from urllib.parse import unquote, urlsplit
-
-                folder = Path(unquote(urlsplit(uri).path))
+            with contextlib.suppress(Refused):
+                folder = file_of(uri) if uri else folder
         services = services_for(folder or Path.cwd())
         if server.session is not None:  # initialized again: the server the first session started stops
             server.session.stop()
@@ -629,8 +627,6 @@ def _args(args: tuple, *kinds: type) -> tuple:
 
 
 def lsp_error(message: str) -> Exception:
-    from pygls.exceptions import JsonRpcInvalidParams
-
     return JsonRpcInvalidParams(message)
 
 

@@ -18,16 +18,21 @@ class Refused(Exception):
     """A document the server does not answer for; its message is the log line."""
 
 
-def path_in(root: Path, uri: str) -> tuple[Path, str]:
-    """The file a `file:` URI names and its path relative to `root`; Refused for another scheme, or a
-    file outside the repository, symlinks followed (a link inside that leads out is outside)."""
+def file_of(uri: str) -> Path:
+    """The local file a `file:` URI names; Refused for another scheme or host."""
     parts = urlsplit(uri)
     if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
         raise Refused(f"{uri}: not a local file")
     raw = unquote(parts.path)
     if "\x00" in raw:
         raise Refused(f"{uri}: not a file name")
-    target = Path(raw)
+    return Path(raw)
+
+
+def path_in(root: Path, uri: str) -> tuple[Path, str]:
+    """The file a `file:` URI names and its path relative to `root`; Refused for another scheme, or a
+    file outside the repository, symlinks followed (a link inside that leads out is outside)."""
+    target = file_of(uri)
     resolved_root = root.resolve()
     try:
         rel = target.resolve().relative_to(resolved_root)

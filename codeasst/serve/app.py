@@ -135,7 +135,7 @@ class ServerState:
 
     def __post_init__(self) -> None:
         self.completions = Completions(self.services, self.clients, self.queue_for, lambda: self.stopping,
-                                       lambda: next(self.numbers))
+                                       lambda: next(self.numbers), self.served)
 
     def queue_for(self, llm: LLM) -> ModelQueue:
         """The queue of one model context: one request at a time in each (the server's completions
@@ -249,10 +249,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
         rel, text = _buffer(state, body.path, body.text)
-        reply = state.completions.complete(rel, text, body.line, body.col, body.client, gone, trigger=body.trigger)
-        if "cached" not in reply and reply.get("reason") != "cancelled by a newer request":
-            state.served["complete"] += 1
-        return reply
+        return state.completions.complete(rel, text, body.line, body.col, body.client, gone, trigger=body.trigger)
 
     @app.post("/v1/open")
     async def opened(body: OpenRequest, request: Request) -> dict:
@@ -260,10 +257,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
 
     def open_in(body: OpenRequest, gone: threading.Event) -> dict:
         rel, text = _buffer(state, body.path, body.text)
-        reply = state.completions.open(rel, text, body.line, body.col, body.client, gone)
-        if "reason" not in reply:
-            state.served["open"] += 1
-        return reply
+        return state.completions.open(rel, text, body.line, body.col, body.client, gone)
 
     @app.post("/v1/search")
     async def search(body: SearchRequest, request: Request) -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +32,7 @@ class Completions:
     queue_for: Callable[[LLM], ModelQueue]
     stopping: Callable[[], bool]
     numbers: Callable[[], int]
+    served: Counter  # route -> requests answered (/v1/health): the server's
     models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
     variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
 
@@ -60,6 +61,7 @@ class Completions:
         if prepared.silence:  # no need to wait for the model's turn
             if known is not None:
                 known.latest = number
+            self.served["complete"] += 1
             return {**complete_prepared(self.services, prepared, text).to_json(), "id": ""}
         with self.clients.hold(client_name) as client:
             client.latest = number
@@ -81,6 +83,7 @@ class Completions:
             if result.text:
                 client.typed = Typed(rel, at.prefix, at.suffix, result.text, suggestion_id)
             client.trim(self.services.settings.serve.max_client_chars)
+        self.served["complete"] += 1
         return {**result.to_json(), "id": suggestion_id, "model": variant}
 
     def open(self, rel: str, text: str, line: int | None, col: int | None, client_name: str,
@@ -108,6 +111,7 @@ class Completions:
             except Left:
                 return {"path": rel, "tokens": 0, "seconds": 0.0, "reason": "cancelled by a newer request"}
             client.trim(self.services.settings.serve.max_client_chars)
+        self.served["open"] += 1
         return {"path": rel, "tokens": warmed, "seconds": round(time.perf_counter() - started, 3)}
 
     def context(self, client: ClientState, rel: str, text: str, prepared: Prepared | None, renew: bool) -> dict:

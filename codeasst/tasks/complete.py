@@ -142,7 +142,8 @@ def complete_prepared(services: Services, prepared: Prepared, text: str, *, canc
 def file_context(services: Services, prepared: Prepared | None, text: str, root: Path | None = None, *,
                  path: str = "", recent: Sequence[tuple[str, str]] = ()) -> dict:
     """other_files for a prepared request (or, with none, for the file `path` as a whole)."""
-    return other_files(root or services.repo.root, text, prepared.path if prepared else path, options_from(services),
+    options = prepared.options if prepared else options_from(services)
+    return other_files(root or services.repo.root, text, prepared.path if prepared else path, options,
                        prefix=prepared.at.prefix if prepared else "", recent=recent,
                        max_file_bytes=services.settings.index.max_file_bytes)
 

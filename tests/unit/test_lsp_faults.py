@@ -8,6 +8,7 @@ import json
 import os
 import random
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -32,6 +33,26 @@ def served(make_repo):
         record = discovery.announce(root, f"http://127.0.0.1:{port}", TOKEN)
         yield root, state
         record.unlink(missing_ok=True)
+
+
+@contextmanager
+def joined(root, services, capabilities=INLINE_CAPS):
+    """`codeasst lsp` (never starting a server) joined to a `codeasst serve` on `services`: (lsp, state)."""
+    with listening(services) as (port, state):
+        record = discovery.announce(root, f"http://127.0.0.1:{port}", TOKEN)
+        lsp = LspProcess(root, "--no-start")
+        try:
+            lsp.initialize(root, capabilities)
+            yield lsp, state
+        finally:
+            lsp.close()
+            record.unlink(missing_ok=True)
+
+
+def ask_inline(lsp: LspProcess, uri: str, line: int, character: int) -> int:
+    """The id of an inline completion request sent, its answer not waited for."""
+    return lsp.start_request("textDocument/inlineCompletion", {
+        "textDocument": {"uri": uri}, "position": {"line": line, "character": character}, "context": {"triggerKind": 2}})
 
 
 @pytest.fixture
@@ -126,44 +147,28 @@ def test_a_file_that_is_not_utf8_on_disk_is_not_read(served, lsp):
 
 def test_a_stale_version_is_answered_empty(make_repo):
     root = make_repo({"mod.py": MODULE})
-    with listening(services_for(root, SlowLLM(["return a * b"] * 5, delay=0.3))) as (port, _state):
-        record = discovery.announce(root, f"http://127.0.0.1:{port}", TOKEN)
-        lsp = LspProcess(root, "--no-start")
-        try:
-            lsp.initialize(root, INLINE_CAPS)
-            uri = lsp.open(root / "mod.py", MODULE)
-            asked = lsp.start_request("textDocument/inlineCompletion", {
-                "textDocument": {"uri": uri}, "position": {"line": 5, "character": 4}, "context": {"triggerKind": 2}})
-            time.sleep(0.5)
-            lsp.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
-                {"range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}, "text": "r"}]})
-            assert lsp.answer(asked, 60)["result"]["items"] == []
-        finally:
-            lsp.close()
-            record.unlink(missing_ok=True)
+    with joined(root, services_for(root, SlowLLM(["return a * b"] * 5, delay=0.3))) as (lsp, _state):
+        uri = lsp.open(root / "mod.py", MODULE)
+        asked = ask_inline(lsp, uri, 5, 4)
+        time.sleep(0.5)
+        lsp.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 4}}, "text": "r"}]})
+        assert lsp.answer(asked, 60)["result"]["items"] == []
 
 
 def test_cancel_request_ends_the_servers_work(make_repo):
     root = make_repo({"mod.py": MODULE})
     llm = SlowLLM(["return a * b + a * b + a * b"] * 5, delay=2.0)  # still writing when the cancel comes
-    with listening(services_for(root, llm)) as (port, _state):
-        record = discovery.announce(root, f"http://127.0.0.1:{port}", TOKEN)
-        lsp = LspProcess(root, "--no-start")
-        try:
-            lsp.initialize(root, INLINE_CAPS)
-            uri = lsp.open(root / "mod.py", MODULE)
-            asked = lsp.start_request("textDocument/inlineCompletion", {
-                "textDocument": {"uri": uri}, "position": {"line": 5, "character": 4}, "context": {"triggerKind": 2}})
-            time.sleep(1.0)
-            started = time.time()
-            lsp.notify("$/cancelRequest", {"id": asked})
-            answer = lsp.answer(asked, 30)
-            assert answer.get("error", {}).get("code") == -32800, answer  # RequestCancelled
-            assert llm.stopped.wait(5), "the server went on generating for a cancelled request"
-            assert time.time() - started < 5
-        finally:
-            lsp.close()
-            record.unlink(missing_ok=True)
+    with joined(root, services_for(root, llm)) as (lsp, _state):
+        uri = lsp.open(root / "mod.py", MODULE)
+        asked = ask_inline(lsp, uri, 5, 4)
+        time.sleep(1.0)
+        started = time.time()
+        lsp.notify("$/cancelRequest", {"id": asked})
+        answer = lsp.answer(asked, 30)
+        assert answer.get("error", {}).get("code") == -32800, answer  # RequestCancelled
+        assert llm.stopped.wait(5), "the server went on generating for a cancelled request"
+        assert time.time() - started < 5
 
 
 def test_a_server_that_dies_mid_request_leaves_an_empty_result(make_repo):
@@ -174,8 +179,7 @@ def test_a_server_that_dies_mid_request_leaves_an_empty_result(make_repo):
         lsp = LspProcess(root, "--no-start")
         lsp.initialize(root, INLINE_CAPS)
         uri = lsp.open(root / "mod.py", MODULE)
-        asked = lsp.start_request("textDocument/inlineCompletion", {
-            "textDocument": {"uri": uri}, "position": {"line": 5, "character": 4}, "context": {"triggerKind": 2}})
+        asked = ask_inline(lsp, uri, 5, 4)
         time.sleep(1.0)
         record.unlink()
         state.stop()
@@ -205,12 +209,9 @@ def test_a_completion_only_client_gets_one_item_replacing_from_the_word(make_rep
     # the gate shows every candidate: a suggestion in mid-word is what this test is about
     services = build_services(root, {"complete.min_confidence": 0.0}, embedder=HashingEmbedder(),
                               llm=ScriptedLLM(["urn a + b"] * 10))
-    with listening(services) as (port, _state):
-        record = discovery.announce(root, f"http://127.0.0.1:{port}", TOKEN)
-        lsp = LspProcess(root, "--no-start")
+    with joined(root, services, COMPLETION_CAPS) as (lsp, _state):
         inline_client = LspProcess(root, "--no-start")
         try:
-            lsp.initialize(root, COMPLETION_CAPS)
             uri = lsp.open(root / "mod.py", text)
             result = lsp.request("textDocument/completion", {"textDocument": {"uri": uri},
                                                              "position": {"line": 1, "character": 7}})
@@ -226,8 +227,6 @@ def test_a_completion_only_client_gets_one_item_replacing_from_the_word(make_rep
                 "items"] == []
         finally:
             inline_client.close()
-            lsp.close()
-            record.unlink(missing_ok=True)
 
 
 def _junk(rng: random.Random) -> bytes:
