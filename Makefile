@@ -33,13 +33,15 @@ editor:
 
 test: setup editor
 	$(BIN)/ruff check codeasst tests bench
-	$(BIN)/pytest -q
+	$(BIN)/lint-imports
+	$(BIN)/pytest -q -rs
 
 test-fast: setup
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -rs -m "not slow"
 
 lint: setup
 	$(BIN)/ruff check codeasst tests bench
+	$(BIN)/lint-imports
 
 bench-index: setup
 	$(PY) bench/index.py

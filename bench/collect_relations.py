@@ -17,10 +17,11 @@ import re
 import sys
 from pathlib import Path
 
-from codeasst.evals.retrieval import load_rows, repo_dir
+from codeasst.evals.repos import repo_dir
+from codeasst.evals.rows import load_rows
 from codeasst.services import build_services
-from codeasst.tasks.ask import ask
-from codeasst.tasks.relations import stated
+from codeasst.answer.ask import ask
+from codeasst.answer.relations import stated
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])|\n+")
 

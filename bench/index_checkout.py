@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--precision", default=None, help="embedder.precision for the index run")
     args = parser.parse_args()
 
-    from codeasst.evals.retrieval import GITHUB_SPEC, mirrors_dir
+    from codeasst.evals.repos import GITHUB_SPEC, mirrors_dir
 
     match = GITHUB_SPEC.fullmatch(args.repo)
     git_dir = mirrors_dir() / f"{match['owner']}+{match['name']}" / "repo"

@@ -469,7 +469,7 @@ class Run:
 def stored_events(repo: Path) -> dict:
     """`codeasst stats --json` summed over days and variants: shown, accepted, discarded and Happiness in all;
     and from the store's rows, per suggestion: an outcome with no shown, or a kind counted twice."""
-    from codeasst.serve.events import EventStore
+    from codeasst.wire.events import EventStore
 
     out = subprocess.run([*CLI, "stats", "--json"], cwd=repo, capture_output=True, text=True, check=True)
     days = json.loads(out.stdout)

@@ -75,7 +75,7 @@ def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[
     """The same queries in one process that loaded the models once, as a long-lived
     server or the TUI holds them: what is left once start-up and loading are paid."""
     from codeasst.services import build_services
-    from codeasst.tasks.ask import ask
+    from codeasst.answer.ask import ask
     from codeasst.tasks.search import search
 
     services = build_services(repo)
@@ -87,7 +87,7 @@ def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[
         searches.append(time.perf_counter() - started)
         started = time.perf_counter()
         _, stream = ask(services, q)
-        next(piece for piece in stream if piece)  # an empty piece is a turn, not text (tasks.ask)
+        next(piece for piece in stream if piece)  # an empty piece is a turn, not text (answer.ask)
         firsts.append(time.perf_counter() - started)
         stream.close()
     from codeasst.index import owner
@@ -98,7 +98,7 @@ def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[
 
 def through_server(repo: Path, questions: list[str]) -> tuple[list[float], list[float], list[float]]:
     """One-shot `search`, `search --no-llm` and `ask` again, with `codeasst serve` running for the repository."""
-    from codeasst.serve import discovery
+    from codeasst.wire import discovery
 
     server = subprocess.Popen([*CLI, "serve", "--port", "0"], cwd=repo, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)

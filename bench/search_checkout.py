@@ -42,7 +42,7 @@ def line(label: str, values: list[float]) -> str:
 
 
 def main() -> None:
-    from codeasst.evals.retrieval import repo_dir
+    from codeasst.evals.repos import repo_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", help="a checkouts.jsonl repo spec: its tree and its questions")

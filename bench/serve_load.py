@@ -359,7 +359,7 @@ def change_and_find(repo: Path, rel: str, change: dict) -> None:
 
 def start_server(repo: Path, log: Path) -> tuple[subprocess.Popen, dict]:
     """`codeasst serve --port 0` started, and its record as `serve --info --json` prints it."""
-    from codeasst.serve import discovery
+    from codeasst.wire import discovery
 
     with log.open("a") as err:
         proc = subprocess.Popen([*CLI, "serve", "-C", str(repo), "--port", "0"], stdin=subprocess.DEVNULL,

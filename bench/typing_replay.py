@@ -449,7 +449,7 @@ def untimed(asked: list[Asked]) -> tuple[int, int, float]:
 
 
 def start_server(repo: Path, model: str, token: str, log: Path) -> tuple[subprocess.Popen, str]:
-    from codeasst.serve import discovery
+    from codeasst.wire import discovery
 
     with log.open("w") as err:
         proc = subprocess.Popen([*CLI, "serve", "--port", "0", "--model", model, "--token", token], cwd=repo,

@@ -209,15 +209,37 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     return lines
 
 
-def answer_footer_lines(answer: dict) -> list[str]:
-    """What follows an answer in the terminal (tasks.ask.footer_lines), from its JSON."""
-    from codeasst.tasks.ask import footer_lines
-
-    return footer_lines(answer)
+def answer_footer_lines(answer) -> list[str]:
+    """What follows an answer in the terminal: its sources, the citations not to rely on, and
+    the names it uses that exist nowhere in the repository. `answer` may be an Answer or its
+    JSON (as `codeasst serve` streams it)."""
+    data = answer.to_json() if hasattr(answer, "to_json") else answer
+    citations = data["citations"]
+    cited = {(c["path"], c["start_line"], c["end_line"]) for c in citations if c["verified"]}
+    lines = ["Sources (* drawn on by the answer):"]
+    for hit in data["hits"]:
+        path, start, end = hit["path"], hit["start_line"], hit["end_line"]
+        drawn = (path, start, end) in cited or any(p == path and s <= end and start <= e for p, s, e in cited)
+        lines.append(f"{'*' if drawn else ' '} {path}:{start}-{end}  {hit['symbol']}")
+    if any(c["attached"] for c in citations) and data["system"] == "grounded":
+        lines.append("(see path:lines) marks a citation codeasst attached to a line the model left uncited.")
+    unverified = [c for c in citations if not c["verified"]]
+    if unverified:
+        lines.append("Unverified citations (do not rely on them):")
+        lines += [f"  {c['path']}:{c['start_line']}-{c['end_line']}: {c['reason']}" for c in unverified]
+    left_out = data.get("left_out", [])
+    if left_out:
+        lines.append(f"Left out {len(left_out)} sentence{'s' if len(left_out) > 1 else ''} of the model's "
+                     "that the excerpts do not back:")
+        lines += [f"  {item['text'][:100]} ({item['why']})" for item in left_out[:5]]
+    if data["ungrounded"]:
+        lines.append("Not found in the repository (the model may have made these up): "
+                     + ", ".join(f"`{name}`" for name in data["ungrounded"]))
+    return lines
 
 
 def refs_lines(places: list, show_unresolved: bool = False) -> list[str]:
-    """What `codeasst refs` prints (tasks.refs.place_lines)."""
-    from codeasst.tasks.refs import place_lines
+    """What `codeasst refs` prints (Assistant.refs_lines)."""
+    from codeasst.access import Assistant
 
-    return place_lines(places, show_unresolved)
+    return Assistant.refs_lines(places, show_unresolved)

@@ -1,4 +1,4 @@
-"""Prompts are data: one TOML file per prompt in prompts/, each part a template.
+"""Prompts are data: one TOML file per prompt in codeasst/prompts/, each part a template.
 
 Templates use `$name` / `${name}` (string.Template), so the braces that fill
 code samples need no escaping. A variable the caller does not supply is an
@@ -54,9 +54,9 @@ def load(name: str) -> Prompt:
     try:
         data = tomllib.loads(source.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise PromptError(f"no prompt named {name!r} (looked for prompts/{name}.toml)") from None
+        raise PromptError(f"no prompt named {name!r} (looked for codeasst/prompts/{name}.toml)") from None
     except tomllib.TOMLDecodeError as exc:
-        raise PromptError(f"prompts/{name}.toml: {exc}") from None
+        raise PromptError(f"codeasst/prompts/{name}.toml: {exc}") from None
     if not data or not all(isinstance(v, str) for v in data.values()):
-        raise PromptError(f"prompts/{name}.toml must hold only string parts")
+        raise PromptError(f"codeasst/prompts/{name}.toml must hold only string parts")
     return Prompt(name, data)

@@ -62,3 +62,12 @@ def make_repo(tmp_path):
         return root
 
     return make
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The models the tests loaded, freed before the summary is the last thing printed (left to the
+    interpreter's teardown, llama.cpp's objects print tracebacks after it)."""
+    import sys
+
+    if "codeasst.backends.llama_cpp" in sys.modules:
+        sys.modules["codeasst.backends.llama_cpp"].close_all()

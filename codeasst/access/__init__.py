@@ -2,21 +2,22 @@
 
 `connect(services)` chooses once per process by one rule: a `codeasst serve` that runs for this
 repository answers (served.py, over its HTTP API, its models warm and the index its own); else this
-process works alone (local.py, over `tasks/`). Both return the same types, mostly the JSON the
-server sends and `--json` prints: search and status as dicts, an answer as a stream of events
-(`{"type": "note" | "text" | "answer", ...}`), a completion as `Suggestion.to_json()` with its id.
+process works alone (local.py, over `tasks/` and `answer/`; `codeasst serve`'s routes run the
+same `Local`). Both return the same types, mostly the JSON the server sends and `--json` prints:
+search and status as dicts, an answer and an index run's progress as events (events.py), a completion as `Suggestion.to_json()` with its id.
 A server that stops answering mid-way leaves a front end that may work alone (the CLI, the chat) to
 do so, with a note; the LSP server, a thin client, never loads models itself.
 
-No front end imports `serve/client.py` or a `tasks/` module except through here
-(tests/unit/test_access.py checks it).
+No front end imports `wire/client.py`, a `tasks/` or an `answer/` module except through here (the
+layer contract in .importlinter, checked by `make test`, and tests/unit/test_access.py).
 """
 
 from __future__ import annotations
 
-from codeasst.access.base import Assistant, Events
-from codeasst.serve.client import Cancel, ServerError, Unreachable
+from codeasst.access.base import Assistant
+from codeasst.access.events import Events
 from codeasst.services import Services
+from codeasst.wire.client import Cancel, ServerError, Unreachable
 
 __all__ = ["Assistant", "Cancel", "Events", "ServerError", "Unreachable", "alone", "connect", "join"]
 

@@ -4,18 +4,14 @@ lint an editor's buffer, fix files as `codeasst fix` does, read the code graph f
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from codeasst.access.events import Events
 from codeasst.index.indexer import Progress
-from codeasst.serve.client import Cancel
 from codeasst.services import Services
-
-# An answer as it comes: {"type": "index", "summary": {...}} (working alone, after the index update),
-# {"type": "note", "text": ...}, {"type": "text", "text": ...} pieces, and last {"type": "answer", ...}
-# (tasks.ask.Answer.to_json()). Closing it stops the model where it is.
-Events = Iterator[dict]
+from codeasst.wire.client import Cancel
 
 
 class Assistant(ABC):
@@ -32,14 +28,15 @@ class Assistant(ABC):
 
     @abstractmethod
     def search(self, query: str, k: int | None = None, *, no_llm: bool = False, context: str | None = None,
-               model: str | None = None, progress: Progress | None = None) -> dict:
+               model: str | None = None, progress: Progress | None = None, client: str = "cli",
+               cancel: Cancel | None = None) -> dict:
         """tasks.search.search_reply: hits, notes, timings, index, dense."""
 
     @abstractmethod
     def ask(self, question: str, *, context: str | None = None, system: str = "checked",
             history: Sequence[tuple[str, str]] = (), model: str | None = None, progress: Progress | None = None,
-            client: str = "cli") -> Events:
-        """The answer as a stream of events (Events)."""
+            client: str = "cli", cancel: Cancel | None = None) -> Events:
+        """The answer as a stream of events (access/events.py)."""
 
     @abstractmethod
     def complete(self, path: str, line: int, col: int, text: str, *, client: str = "cli",
@@ -51,11 +48,12 @@ class Assistant(ABC):
 
     @abstractmethod
     def open(self, path: str, text: str, line: int | None = None, col: int | None = None, *,
-             client: str = "cli") -> dict:
+             client: str = "cli", cancel: Cancel | None = None) -> dict:
         """A file was opened in an editor: warm its prompt, so the first suggestion finds it cached."""
 
     @abstractmethod
-    def fix(self, path: str, text: str | None = None, *, line: int | None = None) -> dict:
+    def fix(self, path: str, text: str | None = None, *, line: int | None = None, client: str = "cli",
+            cancel: Cancel | None = None) -> dict:
         """The verified fix of the file `path` (or of its unsaved `text`) as FixResult.to_json() plus
         "text", the fixed text; nothing is written. `line`: only the changes at that line."""
 
@@ -117,6 +115,13 @@ class Assistant(ABC):
         from codeasst.tasks.refs import references
 
         return references(self.services, name, limit=limit)
+
+    @staticmethod
+    def refs_lines(places: list, show_unresolved: bool = False) -> list[str]:
+        """What `codeasst refs` prints for refs()' places."""
+        from codeasst.tasks.refs import place_lines
+
+        return place_lines(places, show_unresolved)
 
     def switch_model(self, name: str) -> str:
         """Answer with model `name` from now on (the chat's /model); its resolved name."""

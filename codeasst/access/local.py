@@ -1,23 +1,60 @@
-"""The assistant in this process: each method calls the task function `codeasst serve`'s route calls."""
+"""The assistant in this process: the one table of operations. `codeasst serve`'s routes call these same
+methods on the server's own `Local`, so a one-shot command and a served request run the same steps.
+
+Work that needs a model takes that model's turn (queue.py) first: in a server many clients share it,
+fairly; in a one-shot command the single request never waits.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from codeasst.access.base import Assistant, Events
+from codeasst.access.base import Assistant
+from codeasst.access.clients import ClientTable
+from codeasst.access.completion import Completions
+from codeasst.access.events import Events, answer_events
+from codeasst.access.queue import Turns
+from codeasst.errors import IndexLocked
 from codeasst.index.indexer import Progress
-from codeasst.serve.client import Cancel
 from codeasst.services import Services
+from codeasst.wire.client import Cancel
 
 
 class Local(Assistant):
     where = "here"
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, *, turns: Turns | None = None, events=None,
+                 lock_wait_s: float = 0.0) -> None:
+        """`turns`: the models' queues (a server passes its own, sized by serve.max_queue and
+        serve.queue_timeout_s). `events`: the suggestion event store (wire.events; the default one on
+        first use). `lock_wait_s`: how long an index run waits for another writer's lock before
+        IndexLocked (a server waits for a search of its own that is updating the index)."""
+        cfg = services.settings.serve
         self.services = services
-        self._events = None
+        self.turns = turns or Turns(cfg.max_queue, cfg.queue_timeout_s)
+        self.served: Counter = Counter()  # operation -> requests answered, for /v1/health
+        self.completions = Completions(services, ClientTable(cfg.max_clients, cfg.max_client_chars), self.turns,
+                                       self.served)
+        self.lock_wait_s = lock_wait_s
+        self._events = events
+        self._events_lock = threading.Lock()
+        self._askers: dict[str, Services] = {}
+
+    def asker(self, model: str | None) -> Services:
+        """The services that answer with `model`: these, or a copy on that model sharing their embedder
+        and index, built once (an unknown name fails here)."""
+        if model is None or model == self.services.model_choice:
+            return self.services
+        if model not in self._askers:
+            copy = replace(self.services, model_choice=model, _llm=None, _embedder=self.services.embedder)
+            _ = copy.model_spec
+            self._askers[model] = copy
+        return self._askers[model]
 
     def status(self) -> dict:
         from codeasst.tasks.search import index_status
@@ -25,53 +62,73 @@ class Local(Assistant):
         return index_status(self.services)
 
     def search(self, query: str, k: int | None = None, *, no_llm: bool = False, context: str | None = None,
-               model: str | None = None, progress: Progress | None = None) -> dict:
+               model: str | None = None, progress: Progress | None = None, client: str = "cli",
+               cancel: Cancel | None = None) -> dict:
         from codeasst.tasks.search import search_reply
 
-        return search_reply(self.services, query, k, use_llm=not no_llm, context=context, progress=progress)
+        services = self.asker(model)
+
+        def run() -> dict:
+            return search_reply(services, query, k, use_llm=not no_llm, context=context, progress=progress)
+
+        if no_llm:  # retrieval alone needs no turn of the model
+            reply = run()
+        else:
+            with self.turns.turn(services.llm, client, cancelled=_asked(cancel)):
+                reply = run()
+        self.served["search"] += 1
+        return reply
 
     def ask(self, question: str, *, context: str | None = None, system: str = "checked",
             history: Sequence[tuple[str, str]] = (), model: str | None = None, progress: Progress | None = None,
-            client: str = "cli") -> Events:
-        from codeasst.tasks.ask import ask
+            client: str = "cli", cancel: Cancel | None = None) -> Events:
+        from codeasst.answer.ask import ask
 
-        answer, stream = ask(self.services, question, context, progress=progress, system=system,
-                             history=[tuple(turn) for turn in history])
-        return _as_events(answer, stream)
+        services = self.asker(model)
+        cancelled = _asked(cancel)
+        with self.turns.turn(services.llm, client, cancelled=cancelled):
+            answer, stream = ask(services, question, context, progress=progress, system=system,
+                                 history=[tuple(turn) for turn in history])
+            yield from answer_events(answer, stream, cancelled)
+        self.served["ask"] += 1
 
     def complete(self, path: str, line: int, col: int, text: str, *, client: str = "cli",
                  file: Path | None = None, cancel: Cancel | None = None, trigger: str = "auto") -> dict:
-        from codeasst.tasks.complete import complete_at
-
-        llm = None
-        if trigger == "invoked" and self.services.settings.complete.invoked_model:
-            from codeasst.models import build_llm, resolve
-
-            llm = build_llm(resolve(self.services.settings, self.services.settings.complete.invoked_model),
-                            self.services.settings)
-        return complete_at(self.services, text, line, col, path, check_ignored=file, llm=llm,
-                           cancelled=cancel.is_set if cancel is not None else None).to_json()
+        return self.completions.complete(path, text, line, col, client, _asked(cancel), trigger=trigger,
+                                         check_ignored=file)
 
     def open(self, path: str, text: str, line: int | None = None, col: int | None = None, *,
-             client: str = "cli") -> dict:
-        from codeasst.tasks.complete import file_context, options_from, prepare, warm
+             client: str = "cli", cancel: Cancel | None = None) -> dict:
+        return self.completions.open(path, text, line, col, client, _asked(cancel))
 
-        prepared = prepare(self.services, text, line, col or 1, path) if line is not None else None
-        context = file_context(self.services, prepared, text, path=path)
-        tokens = warm(self.services.complete_llm, prepared, text, path, options_from(self.services), context)
-        return {"path": path, "tokens": tokens}
-
-    def fix(self, path: str, text: str | None = None, *, line: int | None = None) -> dict:
+    def fix(self, path: str, text: str | None = None, *, line: int | None = None, client: str = "cli",
+            cancel: Cancel | None = None) -> dict:
         from codeasst.tasks.fix import fix_buffer, options_from, read_source
 
         target = self._absolute(path)
         if text is None:
             text = read_source(target, options_from(self.services).max_file_bytes, for_write=False).text
-        result = fix_buffer(self.services, target, text, line=line)
+        with self.turns.turn(self.services.llm, client, cancelled=_asked(cancel)):
+            result = fix_buffer(self.services, target, text, line=line)
+        self.served["fix"] += 1
         return {**result.to_json(), "text": result.fixed}
 
     def index(self, rebuild: bool = False, progress: Progress | None = None) -> dict:
-        return self.services.indexer(progress).run(rebuild=rebuild, verify=True).to_json()
+        deadline = time.monotonic() + self.lock_wait_s
+        while True:
+            try:
+                summary = self.services.indexer(progress).run(rebuild=rebuild, verify=True)
+                break
+            except IndexLocked:  # a search here may be updating it: wait for that, then do the rest
+                if time.monotonic() > deadline or self.turns.stopping:
+                    raise
+                time.sleep(0.2)
+        self.served["index"] += 1
+        return summary.to_json()
+
+    def embed_pending(self, groups: int = 1) -> int:
+        """Vectors for up to `groups` groups of chunks an index update left waiting; how many were embedded."""
+        return self.services.indexer().embed_pending(groups=groups).embedded
 
     def symbols(self, query: str, limit: int = 50) -> list[dict]:
         from codeasst.tasks.refs import symbols
@@ -79,26 +136,19 @@ class Local(Assistant):
         return symbols(self.services, query, limit=limit)
 
     def event(self, kind: str, suggestion_id: str, shown_length: int = 0, accepted_length: int = 0) -> None:
-        from codeasst.serve.events import EventStore
+        from codeasst.wire.events import EventStore
 
-        with _events_lock:
+        with self._events_lock:
             if self._events is None:
                 self._events = EventStore.open_default()
-            self._events.record(kind, suggestion_id, self.services.complete_llm.name, shown_length, accepted_length)
+            variant = self.completions.variant_named(suggestion_id)  # the model that wrote it
+            self._events.record(kind, suggestion_id, variant, shown_length, accepted_length)
+
+    def close(self) -> None:
+        self.turns.stop()
+        if self._events is not None:
+            self._events.close()
 
 
-_events_lock = threading.Lock()
-
-
-def _as_events(answer, stream) -> Events:
-    """tasks.ask's answer and text stream as the server streams them."""
-    try:
-        if answer.retrieval is not None and answer.retrieval.index is not None:
-            yield {"type": "index", "summary": answer.retrieval.index.to_json()}
-        for note in answer.retrieval.notes if answer.retrieval is not None else ():
-            yield {"type": "note", "text": note}
-        for piece in stream:
-            yield {"type": "text", "text": piece}
-    finally:
-        stream.close()  # the model stops where it is
-    yield {"type": "answer", **answer.to_json()}
+def _asked(cancel: Cancel | None) -> Callable[[], bool]:
+    return cancel.is_set if cancel is not None else (lambda: False)

@@ -1,4 +1,4 @@
-"""The assistant through the repository's running `codeasst serve` (serve/client.py).
+"""The assistant through the repository's running `codeasst serve` (wire/client.py).
 
 A server that does not answer is looked for once more (it may have restarted on another port);
 if none answers, a front end that may work alone (`fallback`) does so from then on, with a note,
@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from codeasst.access.base import Assistant, Events
+from codeasst.access.base import Assistant
+from codeasst.access.events import Events, replay_progress
 from codeasst.errors import CodeasstError
 from codeasst.index.indexer import Progress
-from codeasst.serve.client import Cancel, ServerClient, Unreachable
 from codeasst.services import Services
+from codeasst.wire.client import Cancel, ServerClient, Unreachable
 
 
 class Served(Assistant):
@@ -60,13 +61,14 @@ class Served(Assistant):
         return self._through(lambda c: c.status(), lambda a: a.status())
 
     def search(self, query: str, k: int | None = None, *, no_llm: bool = False, context: str | None = None,
-               model: str | None = None, progress: Progress | None = None) -> dict:
+               model: str | None = None, progress: Progress | None = None, client: str = "cli",
+               cancel: Cancel | None = None) -> dict:
         return self._through(lambda c: c.search(query, k, no_llm, context, model),
                              lambda a: a.search(query, k, no_llm=no_llm, context=context, progress=progress))
 
     def ask(self, question: str, *, context: str | None = None, system: str = "checked",
             history: Sequence[tuple[str, str]] = (), model: str | None = None, progress: Progress | None = None,
-            client: str = "cli") -> Events:
+            client: str = "cli", cancel: Cancel | None = None) -> Events:
         def served(c: ServerClient) -> Events:
             return _unbroken(c.ask(question, system=system, context=context, history=list(history), model=model,
                                    client=client))  # Unreachable here: nothing came yet
@@ -89,18 +91,19 @@ class Served(Assistant):
                                                           cancel=cancel, trigger=trigger))
 
     def open(self, path: str, text: str, line: int | None = None, col: int | None = None, *,
-             client: str = "cli") -> dict:
+             client: str = "cli", cancel: Cancel | None = None) -> dict:
         return self._through(lambda c: c.open(str(self._absolute(path)), text, line, col, client),
                              lambda a: a.open(path, text, line, col, client=client))
 
-    def fix(self, path: str, text: str | None = None, *, line: int | None = None) -> dict:
-        return self._through(lambda c: c.fix(str(self._absolute(path)), text, line),
+    def fix(self, path: str, text: str | None = None, *, line: int | None = None, client: str = "cli",
+            cancel: Cancel | None = None) -> dict:
+        return self._through(lambda c: c.fix(str(self._absolute(path)), text, line, client),
                              lambda a: a.fix(path, text, line=line))
 
     def index(self, rebuild: bool = False, progress: Progress | None = None) -> dict:
         def served(c: ServerClient) -> dict:
             self.on_note(f"indexing through codeasst serve at {c.url}")
-            return _index_lines(c.index(rebuild=rebuild), progress)
+            return replay_progress(c.index(rebuild=rebuild), progress)
 
         return self._through(served, lambda a: a.index(rebuild, progress))
 
@@ -121,21 +124,3 @@ def _unbroken(lines) -> Events:
         raise CodeasstError(str(exc), hint="run the question again") from None
     finally:
         lines.close()
-
-
-def _index_lines(lines, progress: Progress | None) -> dict:
-    """The server updates the index it owns; its progress is drawn here."""
-    for line in lines:
-        kind = line["type"]
-        if progress is not None and kind == "start":
-            progress.start(line["files"])
-        elif progress is not None and kind == "advance":
-            progress.advance(line["files"], line["chunks"])
-        elif progress is not None and kind == "embedding":
-            progress.start_embedding(line["chunks"])
-        elif progress is not None and kind == "embedded":
-            progress.embedded(line["chunks"])
-        elif kind == "summary":
-            return {k: v for k, v in line.items() if k != "type"}
-    raise CodeasstError("codeasst serve stopped before the index run ended",
-                        hint="run `codeasst index` again; the next run resumes where this one stopped")

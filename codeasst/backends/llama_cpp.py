@@ -7,6 +7,7 @@ only evaluates the new part: what makes inline completion fast.
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import hashlib
 import json
@@ -15,6 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
@@ -46,6 +48,18 @@ REUSE_CHUNK = 64  # tokens: a shorter run found further on in the cache is read 
 WARM_BATCH = 256  # tokens evaluated between two looks at `cancelled` (about 1.5 s on 2 CPU cores)
 
 
+_LOADED: list = []  # every Llama this process made, for close_all
+
+
+def close_all() -> None:
+    """Free every model this process loaded, while llama_cpp is still whole. Left to the interpreter's
+    teardown, `Llama.__del__` finds its library half unloaded and prints a traceback after the last
+    line the user should see. Registered with atexit at the first load; tests call it at the end."""
+    _load.cache_clear()
+    while _LOADED:
+        _LOADED.pop().close()
+
+
 @lru_cache(maxsize=4)
 def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int, slot: str = ""):
     # `slot` names a context of its own on the same weights (the server's completions: they never wait
@@ -56,12 +70,56 @@ def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int, slot: str = 
     if not Path(path).is_file():
         raise ModelError(f"model file not found: {path}")
     try:
-        return llama_cpp.Llama(
-            model_path=path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
-            n_threads_batch=n_threads, n_batch=512, verbose=False,
-        )
+        with _no_weight_repacking(_amx_cpu()):
+            llama = llama_cpp.Llama(
+                model_path=path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
+                n_threads_batch=n_threads, n_batch=512, verbose=False,
+            )
     except (ValueError, RuntimeError, OSError) as exc:
         raise ModelError(f"cannot load {path}: {exc} (a corrupt GGUF, or not enough memory?)") from None
+    if not _LOADED:
+        atexit.register(close_all)
+    _LOADED.append(llama)
+    return llama
+
+
+def _amx_cpu() -> bool:
+    """Whether the CPU says it has Intel AMX (Sapphire Rapids and later)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            return any(line.startswith("flags") and " amx_int8" in line for line in fh)
+    except OSError:
+        return False
+
+
+_params_lock = threading.Lock()
+
+
+@contextmanager
+def _no_weight_repacking(wanted: bool) -> Iterator[None]:
+    """Models loaded in the block keep their weights as the file has them (llama.cpp's use_extra_bufts
+    off), where `wanted`. On a CPU with AMX, a llama.cpp built natively repacks the weights for AMX,
+    and the first decode then crashes the process (a segmentation fault, seen on 2 cores of a Xeon
+    in a VM with llama-cpp-python 0.3.36); without the repacking the same build runs. Llama() takes
+    no such option, so its default parameters are changed for the moment it reads them."""
+    if not wanted:
+        yield
+        return
+    import llama_cpp.llama_cpp as bindings
+
+    with _params_lock:
+        default = bindings.llama_model_default_params
+
+        def plain():
+            params = default()
+            params.use_extra_bufts = False
+            return params
+
+        bindings.llama_model_default_params = plain
+        try:
+            yield
+        finally:
+            bindings.llama_model_default_params = default
 
 
 class LlamaCppLLM(LLM):

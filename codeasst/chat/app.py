@@ -9,29 +9,34 @@ the generation loop checks at every token. All of the work goes through an `Assi
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, OptionList, ProgressBar, Static
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from codeasst import paths
 from codeasst.chat import commands
 from codeasst.chat.assistant import Assistant, FixProposal, Status
-from codeasst.chat.history import Conversation, History, Source, Turn, to_markdown
-from codeasst.chat.widgets import ConfirmScreen, ExcerptScreen, PromptArea, TurnView, editor_command
+from codeasst.chat.failures import problem
+from codeasst.chat.history import Conversation, History, Source, Turn, listing_markdown, to_markdown
+from codeasst.chat.widgets import (
+    ConfirmScreen,
+    ExcerptScreen,
+    IndexProgress,
+    PromptArea,
+    SourcesList,
+    TurnView,
+    editor_command,
+)
 from codeasst.errors import CodeasstError, UsageError
-
-log = logging.getLogger(__name__)
 
 # Commands that use the model or the index, one at a time with answers.
 MODEL_WORK = frozenset({"search", "fix", "model", "resume", "clear"})
@@ -47,69 +52,6 @@ KEYS = [
     ("Ctrl+L", "new conversation"),
     ("Ctrl+Q", "quit"),
 ]
-
-
-class SourcesList(OptionList):
-    """The current answer's places; Enter shows the code, e opens $EDITOR at the line."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select", "Show code"),
-                                             Binding("e", "edit", "Open in $EDITOR")]
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.sources: list[Source] = []
-
-    def show(self, sources: list[Source]) -> None:
-        self.sources = list(sources)
-        self.clear_options()
-        for s in self.sources:
-            mark = "*" if s.verified else " "
-            self.add_option(Option(f"{mark} {s.place}  {s.label}".rstrip()))
-        self.border_subtitle = "* cited" if any(s.verified for s in sources) else ""
-        self.display = bool(sources)
-        if sources:
-            self.highlighted = 0  # Enter on the panel shows the first place at once
-
-    def action_edit(self) -> None:
-        if self.highlighted is not None and self.highlighted < len(self.sources):
-            source = self.sources[self.highlighted]
-            self.app.action_open_in_editor(source.path, source.start_line)
-
-
-class _IndexProgress:
-    """Index progress from the worker thread, shown as a labelled bar in the turn that waits on it."""
-
-    def __init__(self, app: ChatApp, view: TurnView) -> None:
-        self.app, self.view = app, view
-        self.box: Horizontal | None = None
-
-    def start(self, files: int) -> None:
-        self.app.call_from_thread(self._start, files)
-
-    def advance(self, files: int = 0, chunks: int = 0) -> None:
-        if files:
-            self.app.call_from_thread(self._advance, files)
-
-    def start_embedding(self, chunks: int) -> None:
-        self.app.call_from_thread(self._start, chunks, "embedding", "chunk")
-
-    def embedded(self, chunks: int) -> None:
-        self.app.call_from_thread(self._advance, chunks)
-
-    async def _start(self, total: int, doing: str = "indexing", unit: str = "file") -> None:
-        await self.finish()
-        self.box = Horizontal(Static(f"{doing} {total:,} {unit if total == 1 else unit + 's'} ", classes="meta"),
-                              ProgressBar(total=total, show_eta=False), classes="indexing")
-        await self.view.mount(self.box)
-
-    def _advance(self, files: int) -> None:
-        if self.box is not None:
-            self.box.query_one(ProgressBar).advance(files)
-
-    async def finish(self) -> None:
-        if self.box is not None:
-            box, self.box = self.box, None
-            await box.remove()
 
 
 class ChatApp(App):
@@ -199,8 +141,8 @@ class ChatApp(App):
     def load_status(self) -> None:
         try:
             status = self.assistant.status()
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
-            self.call_from_thread(self.notify, _problem(exc), severity="error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+            self.call_from_thread(self.notify, problem(exc), severity="error")
             return
         self.call_from_thread(self._set_status, status)
 
@@ -266,7 +208,7 @@ class ChatApp(App):
 
     @work(thread=True, group="model")
     def _answer(self, question: str, view: TurnView, stream, earlier: list[Turn]) -> None:
-        progress = _IndexProgress(self, view)
+        progress = IndexProgress(self, view)
         first = [True]
 
         def on_text(text: str) -> None:
@@ -279,32 +221,17 @@ class ChatApp(App):
         try:
             turn = self.assistant.answer(question, earlier, on_text=on_text, cancelled=self._cancel.is_set,
                                          progress=progress)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
             turn = Turn(question, state="failed")
-            self.call_from_thread(self._answered, view, stream, turn, progress, _problem(exc))
+            self.call_from_thread(self._answered, view, stream, turn, progress, problem(exc))
             return
         self.call_from_thread(self._answered, view, stream, turn, progress, None)
 
-    async def _answered(self, view: TurnView, stream, turn: Turn, progress: _IndexProgress,
+    async def _answered(self, view: TurnView, stream, turn: Turn, progress: IndexProgress,
                         error: str | None) -> None:
         await stream.stop()
         await progress.finish()
-        if error:
-            note, kind = error, "error"
-        elif turn.state == "cancelled":
-            note, kind = "(stopped)", "warning"
-        elif turn.ungrounded:
-            note, kind = ("Not found in the repository (the model may have made these up): "
-                          + ", ".join(f"`{n}`" for n in turn.ungrounded), "warning")
-        else:
-            cited = int(turn.stats.get("cited", 0))
-            note = (f"{cited} {'citation' if cited == 1 else 'citations'} checked · "
-                    f"first token {turn.stats.get('first_token_s', 0):.1f} s")
-            kind = "meta"
-        if turn.stats.get("dense_total") and not error:
-            note += (f" · not yet embedded: dense search covered {int(turn.stats['dense_embedded']):,} of "
-                     f"{int(turn.stats['dense_total']):,} chunks")
-        view.note(note, kind)
+        view.answered(turn, error)
         if turn.stats.get("tokens_per_s"):
             self._last_rate = turn.stats["tokens_per_s"]
         if turn.state != "failed":
@@ -344,7 +271,7 @@ class ChatApp(App):
         elif name == "quit":
             await self.action_quit()
         elif name == "history":
-            await self._say(self._history_markdown())
+            await self._say(listing_markdown(self.history.conversations()))
         elif name == "resume":
             await self._resume(arg)
         elif name == "export":
@@ -376,11 +303,11 @@ class ChatApp(App):
 
     @work(thread=True, group="model")
     def _search(self, query: str, view: TurnView) -> None:
-        progress = _IndexProgress(self, view)
+        progress = IndexProgress(self, view)
         try:
             found = self.assistant.search(query, progress=progress)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
-            self.call_from_thread(self._done, view, _problem(exc), "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+            self.call_from_thread(self._done, view, problem(exc), "error")
             return
         finally:
             self.call_from_thread(progress.finish)
@@ -405,8 +332,8 @@ class ChatApp(App):
     def _propose_fix(self, path: str, view: TurnView) -> None:
         try:
             proposal = self.assistant.propose_fix(path)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
-            self.call_from_thread(self._done, view, _problem(exc), "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+            self.call_from_thread(self._done, view, problem(exc), "error")
             return
         self.call_from_thread(self._show_fix, view, proposal)
 
@@ -430,8 +357,8 @@ class ChatApp(App):
     def _apply_fix(self, proposal: FixProposal, view: TurnView) -> None:
         try:
             message = self.assistant.apply_fix(proposal)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
-            self.call_from_thread(view.note, f"{_problem(exc)}; the file was not changed", "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+            self.call_from_thread(view.note, f"{problem(exc)}; the file was not changed", "error")
         else:
             self.call_from_thread(view.note, f"{proposal.summary}. {message[:1].upper()}{message[1:]}.")
         self.call_from_thread(self._set_busy, False)
@@ -446,22 +373,12 @@ class ChatApp(App):
                 current = self._status.model if self._status else "?"
                 text = f"In use: **{current}**. Installed: " + ", ".join(
                     f"`{m}`" for m in self.assistant.models()) + ". `/model NAME` switches."
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see _problem)
-            self.call_from_thread(self._done, view, _problem(exc), "error")
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+            self.call_from_thread(self._done, view, problem(exc), "error")
             return
         self.call_from_thread(self._done, view, text)
         if name:
             self.call_from_thread(self.load_status)
-
-    def _history_markdown(self) -> str:
-        found = self.history.conversations()
-        if not found:
-            return "No earlier conversations in this repository."
-        lines = ["Earlier conversations (`/resume ID` continues one):", ""]
-        for c in found:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.started_at))
-            lines.append(f"- **{c.id}** {when} {c.title}")
-        return "\n".join(lines)
 
     async def _resume(self, arg: str) -> None:
         if self._refuse_when_busy():
@@ -547,33 +464,6 @@ class ChatApp(App):
 
     def _root(self) -> str:
         return str(getattr(self.assistant, "root", "."))
-
-
-def _problem(exc: Exception) -> str:
-    """A failure as one line for the screen. The app must never die with a traceback over an
-    hour's conversation: an error codeasst expects says what to do, and any other goes to the
-    log file with its traceback."""
-    if isinstance(exc, CodeasstError):
-        return f"error: {exc.one_line()}"
-    log.error("unexpected error in chat", exc_info=exc)
-    return f"unexpected error: {type(exc).__name__}: {exc} (details in {_log_file()})"
-
-
-def _log_file() -> Path:
-    return paths.data_dir() / "logs" / "chat.log"
-
-
-def setup_logging() -> None:
-    """Unexpected errors in the chat go to a log file, not over the screen."""
-    target = _log_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for old in list(log.handlers):  # one log file, however often the app is made in a process
-        log.removeHandler(old)
-        old.close()
-    handler = logging.FileHandler(target, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
 
 
 def default_theme() -> str:

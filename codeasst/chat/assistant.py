@@ -153,7 +153,7 @@ class ChatAssistant:
                     turn.state = "cancelled"
                     break
                 if event["type"] == "text":
-                    if event["text"]:  # an empty piece is only a turn (tasks.ask)
+                    if event["text"]:  # an empty piece is only a turn (answer.ask)
                         last = time.perf_counter()
                         first = first or last
                     pieces.append(event["text"])

@@ -198,3 +198,14 @@ def to_markdown(conversation: Conversation) -> str:
             lines += [f"- `{s.place}` {s.label}".rstrip() for s in turn.sources]
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def listing_markdown(conversations: list[Conversation]) -> str:
+    """What /history shows: the earlier conversations, each with its id, start and title."""
+    if not conversations:
+        return "No earlier conversations in this repository."
+    lines = ["Earlier conversations (`/resume ID` continues one):", ""]
+    for c in conversations:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.started_at))
+        lines.append(f"- **{c.id}** {when} {c.title}")
+    return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""The chat's own widgets: the prompt, one conversation turn, and the modal screens."""
+"""The chat's own widgets: the prompt, one conversation turn, the sources panel, the index progress
+shown in a turn, and the modal screens."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ from typing import ClassVar
 
 from rich.syntax import Syntax
 from textual import events
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Markdown, Static, TextArea
+from textual.widgets import Button, Label, Markdown, OptionList, ProgressBar, Static, TextArea
+from textual.widgets.option_list import Option
 
 from codeasst.chat import commands
+from codeasst.chat.history import Source, Turn
 
 
 class PromptArea(TextArea):
@@ -122,6 +125,88 @@ class TurnView(Vertical):
         self.meta.update(text)
         self.meta.set_classes(kind)
         self.meta.display = bool(text)
+
+    def answered(self, turn: Turn, error: str | None) -> None:
+        """The line under a finished answer: what went wrong, or what was checked and how fast."""
+        if error:
+            note, kind = error, "error"
+        elif turn.state == "cancelled":
+            note, kind = "(stopped)", "warning"
+        elif turn.ungrounded:
+            note, kind = ("Not found in the repository (the model may have made these up): "
+                          + ", ".join(f"`{n}`" for n in turn.ungrounded), "warning")
+        else:
+            cited = int(turn.stats.get("cited", 0))
+            note = (f"{cited} {'citation' if cited == 1 else 'citations'} checked · "
+                    f"first token {turn.stats.get('first_token_s', 0):.1f} s")
+            kind = "meta"
+        if turn.stats.get("dense_total") and not error:
+            note += (f" · not yet embedded: dense search covered {int(turn.stats['dense_embedded']):,} of "
+                     f"{int(turn.stats['dense_total']):,} chunks")
+        self.note(note, kind)
+
+
+class SourcesList(OptionList):
+    """The current answer's places; Enter shows the code, e opens $EDITOR at the line."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "select", "Show code"),
+                                             Binding("e", "edit", "Open in $EDITOR")]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sources: list[Source] = []
+
+    def show(self, sources: list[Source]) -> None:
+        self.sources = list(sources)
+        self.clear_options()
+        for s in self.sources:
+            mark = "*" if s.verified else " "
+            self.add_option(Option(f"{mark} {s.place}  {s.label}".rstrip()))
+        self.border_subtitle = "* cited" if any(s.verified for s in sources) else ""
+        self.display = bool(sources)
+        if sources:
+            self.highlighted = 0  # Enter on the panel shows the first place at once
+
+    def action_edit(self) -> None:
+        if self.highlighted is not None and self.highlighted < len(self.sources):
+            source = self.sources[self.highlighted]
+            self.app.action_open_in_editor(source.path, source.start_line)
+
+
+class IndexProgress:
+    """Index progress from the worker thread, shown as a labelled bar in the turn that waits on it."""
+
+    def __init__(self, app: App, view: TurnView) -> None:
+        self.app, self.view = app, view
+        self.box: Horizontal | None = None
+
+    def start(self, files: int) -> None:
+        self.app.call_from_thread(self._start, files)
+
+    def advance(self, files: int = 0, chunks: int = 0) -> None:
+        if files:
+            self.app.call_from_thread(self._advance, files)
+
+    def start_embedding(self, chunks: int) -> None:
+        self.app.call_from_thread(self._start, chunks, "embedding", "chunk")
+
+    def embedded(self, chunks: int) -> None:
+        self.app.call_from_thread(self._advance, chunks)
+
+    async def _start(self, total: int, doing: str = "indexing", unit: str = "file") -> None:
+        await self.finish()
+        self.box = Horizontal(Static(f"{doing} {total:,} {unit if total == 1 else unit + 's'} ", classes="meta"),
+                              ProgressBar(total=total, show_eta=False), classes="indexing")
+        await self.view.mount(self.box)
+
+    def _advance(self, files: int) -> None:
+        if self.box is not None:
+            self.box.query_one(ProgressBar).advance(files)
+
+    async def finish(self) -> None:
+        if self.box is not None:
+            box, self.box = self.box, None
+            await box.remove()
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -12,7 +12,8 @@ typing replays of repositories no report is made on, and its operating point max
 Happiness per request there, one for suggestions mid-line and one for those at a line's
 start: a suggestion is shown when the probability that it is taken is above the operating
 point for its place (or complete.min_confidence). A place whose operating point is above 1
-never paid for itself in that data: there the model is not asked at all (never_worth_asking).
+never paid for itself in that data: there the model is not asked at all. The rule that applies
+these, before and after the model is asked, is the gate's (gate.py).
 The file ships in the package; it is a few coefficients read with `json`, in well under a
 millisecond.
 """
@@ -115,14 +116,6 @@ class GateModel:
         z = self.intercept + sum(c * (values.get(n, 0.0) - m) / s
                                  for n, m, s, c in zip(self.names, self.mean, self.scale, self.coef, strict=True))
         return 1 / (1 + math.exp(-max(-60.0, min(60.0, z))))
-
-
-def never_worth_asking(place: str, min_confidence: float | None) -> bool:
-    """Whether no suggestion at this place can pass the gate, so the model need not be asked."""
-    model = gate_model()
-    if model is None:
-        return False
-    return (model.threshold(place) if min_confidence is None else min_confidence) > 1.0
 
 
 @lru_cache(maxsize=1)

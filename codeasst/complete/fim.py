@@ -27,8 +27,9 @@ Generation stops at the model's end-of-text tokens, at a line under the floor (l
 `n_indent`), at a line that restates the first code line after the cursor, after the lines
 allowed, at the token cap, and, once the time cap has passed, at the next newline (llama.cpp's
 `t_max_predict_ms`; evaluations run without it). The text is then cut to whole statements
-(cut.py) and judged by the confidence gate (confidence.py): silence, with the reason, when
-nothing complete is left or the gate expects the suggestion to cost the user more than it gives.
+(cut.py) and judged by the gate (gate.py, with the learned model of confidence.py): silence, with
+the reason, when nothing complete is left or the gate expects the suggestion to cost the user more
+than it gives.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from codeasst.backends.base import LLM, GenerationParams
-from codeasst.complete.confidence import covering, features, gate_model, position
+from codeasst.complete import gate
+from codeasst.complete.confidence import covering, features, position
 from codeasst.complete.cut import cut
 from codeasst.complete.scope import Hole, locate, repeats_following
 
@@ -220,8 +222,9 @@ class Request:
     options: CompleteOptions
 
 
-def request(llm: LLM, prefix: str, suffix: str, options: CompleteOptions) -> Request:
-    where = locate(prefix, suffix, options.max_lines, options.multiline)
+def request(llm: LLM, prefix: str, suffix: str, options: CompleteOptions, where: Hole | None = None) -> Request:
+    """`where`: the hole at the cursor, where the gate located it already with these options."""
+    where = where or locate(prefix, suffix, options.max_lines, options.multiline)
     hole, lead = where, ""
     if where.column_one:
         # The model is asked as if the editor had indented the line: after a bare newline it often
@@ -236,11 +239,12 @@ def request(llm: LLM, prefix: str, suffix: str, options: CompleteOptions) -> Req
 
 def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: CompleteOptions = CompleteOptions(),
              *, context: Sequence[tuple[str, str]] = (), repo: str = "", path: str = "",
-             cancelled: Callable[[], bool] | None = None) -> Suggestion:
+             cancelled: Callable[[], bool] | None = None, checked: gate.Checked | None = None) -> Suggestion:
     """One suggestion at the cursor between `prefix` and `suffix`, or silence with its reason.
-    `cancelled` is asked between tokens: a newer request from the same client ends this one."""
+    `cancelled` is asked between tokens: a newer request from the same client ends this one.
+    `checked`: what the gate read before asking (gate.check, with these options), read again otherwise."""
     started = time.perf_counter()
-    asked = request(llm, prefix, suffix, options)
+    asked = request(llm, prefix, suffix, options, checked.hole if checked else None)
     prefix, hole, options = asked.prefix, asked.hole, asked.options
     prompt = fim_prompt(prefix, suffix, options, context=context, repo=repo, path=path)
     cached = llm.cached_tokens(prompt)
@@ -251,38 +255,20 @@ def complete(llm: LLM, prefix: str, suffix: str, grammar: str | None, options: C
     suggestion = Suggestion("", raw=raw, prompt_tokens=llm.count_tokens(prompt) or 0, cached_tokens=cached,
                             generated_tokens=generated, suffix_tokens=options.suffix_tokens, place=hole.place,
                             features=position(prefix, asked.where, llm.name))
-    text, reason = cut(grammar, prefix, raw, suffix, hole.max_lines) if grammar else \
-        _plain_cut(raw, hole.max_lines)
+    text, reason = cut(grammar, prefix, raw, suffix, hole.max_lines, checked.around if checked else None) \
+        if grammar else _plain_cut(raw, hole.max_lines)
     if not text and stopped and not raw.strip():
         reason = stopped
     suggestion.mean_logprob = mean_logprob(tokens, text, raw)
     if text:
         suggestion.features.update(features(prefix, suffix, text, raw, tokens, grammar))
-        reason = _judge(suggestion, options)
+        reason, suggestion.confidence = gate.judge(hole.place, suggestion.features, suggestion.mean_logprob, options)
         text = asked.lead + text
     suggestion.candidate = text
     text = "" if reason else text
     suggestion.text, suggestion.reason = text, reason
     suggestion.latency_ms = (time.perf_counter() - started) * 1000
     return suggestion
-
-
-def _judge(suggestion: Suggestion, options: CompleteOptions) -> str:
-    """Why the gate silences the candidate ("" to show it): the learned model's probability that it is
-    taken, given the suggestion's features, under its operating point (or complete.min_confidence);
-    without the model file, the mean log-probability under complete.min_mean_logprob."""
-    model = gate_model()
-    if model is None:
-        mean = suggestion.mean_logprob
-        if mean is not None and mean < options.min_mean_logprob:
-            return f"the model is unsure (mean log-probability {mean:.2f} < {options.min_mean_logprob})"
-        return ""
-    threshold = model.threshold(suggestion.place) if options.min_confidence is None else options.min_confidence
-    suggestion.confidence = model.probability(suggestion.features)
-    if suggestion.confidence < threshold:
-        return f"the gate expects it to cost more than it gives (confidence {suggestion.confidence:.2f} < " \
-               f"{threshold:.2f})"
-    return ""
 
 
 def _plain_cut(raw: str, max_lines: int) -> tuple[str, str]:

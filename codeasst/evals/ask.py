@@ -35,13 +35,13 @@ from codeasst.errors import CodeasstError, UsageError
 from codeasst.evals.facts import check_row, has_key, score_facts
 from codeasst.evals.retrieval import SPLIT_CHOICES, load_rows, repo_dir
 from codeasst.services import Services, build_services
-from codeasst.tasks.ask import SYSTEMS, ask
+from codeasst.answer.ask import SYSTEMS, ask
 
 # Settings of `ask` chosen by looking at answers, and the rows they were chosen on: a figure on
 # those rows is in-sample for them (the report says so).
 CHOSEN_ON = {
     "prompts/ask_grounded.toml": "make demo's question (tests/data/ask/questions.jsonl, tune)",
-    "the checked answer (prompts/ask_checked.toml, tasks/checking.py)": (
+    "the checked answer (prompts/ask_checked.toml, answer/checking.py)": (
         "the tune split of tests/data/ask/facts.jsonl and make demo's question"),
     "llm.model = auto": "part of the test split of tests/data/retrieval/questions.jsonl (issue 24)",
 }

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -24,18 +23,9 @@ from pathlib import Path
 
 from codeasst import paths
 from codeasst.errors import CodeasstError, UsageError
+from codeasst.evals.repos import MIRRORS_ENV, git_init, mirror, package_dir
 
 SEED = "codeasst-issue-14"
-
-
-def package_dir(name: str) -> Path | None:
-    try:
-        found = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if not found or not found.submodule_search_locations:
-        return None
-    return Path(next(iter(found.submodule_search_locations)))
 
 
 def repo_copy(name: str) -> Path:
@@ -47,8 +37,7 @@ def repo_copy(name: str) -> Path:
     if not (dest / ".git").exists():
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "tests"))
-        # A repository of its own, so the indexer's file selection starts at this tree.
-        subprocess.run(["git", "init", "-q", str(dest)], check=True)
+        git_init(dest)
     return dest
 
 
@@ -83,13 +72,6 @@ def usable_rows(rows: list[dict], repos: list[str] | None = None) -> tuple[list[
     return kept, dict(dropped)
 
 
-def _mirror(github: str) -> Path | None:
-    from codeasst.evals.retrieval import mirrors_dir
-
-    slug = github.replace("/", "+")
-    return next((c for c in (mirrors_dir() / slug / "repo", mirrors_dir() / f"{slug}.git") if c.is_dir()), None)
-
-
 def _git(mirror: Path, *args: str, tree: Path | None = None, index: Path | None = None) -> subprocess.CompletedProcess:
     command = ["git", "-c", "core.bare=false", "--git-dir", str(mirror)]
     if tree is not None:
@@ -113,15 +95,15 @@ def checkout_rows(rows: list[dict], repos: list[str] | None = None) -> tuple[lis
         if not github or not commit:
             dropped["no github repository and base_commit"] += 1
             continue
-        mirror = _mirror(github)
-        if mirror is None:
-            dropped[f"{github}: no mirror here (CODEASST_MIRRORS)"] += 1
+        git_dir = mirror(github)
+        if git_dir is None:
+            dropped[f"{github}: no mirror here ({MIRRORS_ENV})"] += 1
             continue
         expected = sorted(row.get("expected_spans") or {}) or [f"{row['repo']}/{p}" for p in row["expected"]]
-        if any(_git(mirror, "cat-file", "-e", f"{commit}:{path}").returncode for path in expected):
+        if any(_git(git_dir, "cat-file", "-e", f"{commit}:{path}").returncode for path in expected):
             dropped[f"{github}: expected file not at base_commit"] += 1
             continue
-        when = _git(mirror, "show", "-s", "--format=%ct", commit).stdout.strip()
+        when = _git(git_dir, "show", "-s", "--format=%ct", commit).stdout.strip()
         kept.append({**row, "repo": f"checkout:{github}", "expected": expected, "_when": int(when or 0)})
     kept.sort(key=lambda r: (r["repo"], r["_when"]))
     return [{k: v for k, v in r.items() if k != "_when"} for r in kept], dict(dropped)
@@ -141,7 +123,7 @@ class Checkouts:
         tree = self.base / github.replace("/", "+") / "tree"
         tree.mkdir(parents=True, exist_ok=True)
         if not (tree / ".git").exists():
-            subprocess.run(["git", "init", "-q", str(tree)], check=True)  # its own root for the indexer
+            git_init(tree)
         return tree
 
     def switch(self, row: dict) -> bool:
@@ -152,15 +134,15 @@ class Checkouts:
         current = state.read_text().strip() if state.is_file() else None
         if current == commit:
             return False
-        mirror = _mirror(github)
-        if mirror is None:
-            raise CodeasstError(f"cannot check out {github}: no mirror here (CODEASST_MIRRORS)")
+        git_dir = mirror(github)
+        if git_dir is None:
+            raise CodeasstError(f"cannot check out {github}: no mirror here ({MIRRORS_ENV})")
         state.unlink(missing_ok=True)  # a switch cut short leaves no claim of where the tree is
         if current is None:  # from nothing: whatever an interrupted run left is not a checkout
             for child in tree.iterdir():
                 if child.name != ".git":
                     shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-        self.missing = _materialize(mirror, tree, current, commit)
+        self.missing = _materialize(git_dir, tree, current, commit)
         state.write_text(commit)
         return True
 

@@ -4,7 +4,7 @@ the code has from those it does not.
 Each row is a sentence stating one relation between two code names ("`A` calls `B`"), labelled
 true or false by reading the code (tests/data/ask/relations.jsonl), with the repository it is
 about and the files it cites. The sentence goes through the very check `ask` holds each model
-sentence to (codeasst.tasks.relations.RelationCheck.why_wrong), over the repository's index and
+sentence to (codeasst.answer.relations.RelationCheck.why_wrong), over the repository's index and
 code graph, brought up to date first (words and graph only: no vectors are needed).
 
 Reported: the share of false sentences left out (target at least 0.9) and of true ones left out
@@ -17,9 +17,10 @@ from collections import defaultdict
 from contextlib import closing
 from pathlib import Path
 
+from codeasst.answer.relations import RelationCheck, stated
 from codeasst.evals.retrieval import jsonl_rows, repo_dir
+from codeasst.index.graphdb import read_graph
 from codeasst.services import build_services
-from codeasst.tasks.relations import RelationCheck, stated
 
 
 def load(path: Path) -> list[dict]:
@@ -36,7 +37,7 @@ def evaluate(path: Path) -> dict:
         services = build_services(repo_dir(repo, path.parent), {})
         indexer = services.indexer()
         indexer.run(embed_limit=0)
-        with closing(indexer.graph()) as code_graph:
+        with closing(read_graph(indexer.index_dir)) as code_graph:
             check = RelationCheck(code_graph, services.repo.root)
             for row in repo_rows:
                 why = check.why_wrong(row["sentence"], row.get("cited", []))

@@ -360,3 +360,14 @@ class CodeGraph:
             out.update(self._db.execute(
                 f"SELECT name, COUNT(*) FROM edges WHERE name IN ({marks}) GROUP BY name", part).fetchall())
         return out
+
+
+def read_graph(index_dir: Path) -> CodeGraph | None:
+    """The code graph as the last index run left it, for reading: None where there is none, or none
+    readable. Never repaired here: only the process that holds the index's lock writes it
+    (Indexer.graph), and it may be writing it now."""
+    path = index_dir / "graph.sqlite"
+    try:
+        return CodeGraph(path, repair=False) if path.exists() else None
+    except sqlite3.DatabaseError:
+        return None

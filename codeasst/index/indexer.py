@@ -12,37 +12,32 @@ vector store and the manifest are reconciled.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import json
-import os
-import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
-from typing import Protocol, Self
 
 from codeasst.backends.base import Embedder
 from codeasst.config import IndexSettings
-from codeasst.errors import IndexLocked, IndexProblem
 from codeasst.index import chunker, plan
+from codeasst.index.changes import changes, staleness
 from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, dense_share
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
+from codeasst.index.fingerprint import VECTOR_KEYS, chunk_id, embedding_text, fingerprint
 from codeasst.index.graphdb import CodeGraph
+from codeasst.index.lock import IndexLock, write_errors
 from codeasst.index.manifest import Entry, Manifest
 from codeasst.index.roles import ROLES_VERSION, role_of
 from codeasst.index.store import ChunkStore
+from codeasst.index.summary import IndexSummary, Progress
 from codeasst.index.vectors import VectorStore, location_of
 
-# Bump when the text fed to the embedder changes shape.
-EMBED_TEXT_VERSION = 1
-# Bump when what the index keeps, or where, changes shape. 2: chunks and their words in the
-# manifest, lexical first (issue 36).
-LAYOUT_VERSION = "2"
+# Names other modules import from here, though they live in the modules above.
+__all__ = ["IndexLock", "IndexSummary", "Indexer", "Progress", "chunk_id", "embedding_text"]
+
 # Vectors kept for texts that come back (a branch switched back, a function moved): at least this many,
 # or twice the index's chunks.
 KEPT_VECTORS = 50_000
@@ -52,144 +47,9 @@ KEPT_VECTORS = 50_000
 LEXICAL_GROUP = 4096
 
 
-class Progress(Protocol):
-    def start(self, files: int) -> None: ...
-    def advance(self, files: int = 0, chunks: int = 0) -> None: ...
-    def start_embedding(self, chunks: int) -> None: ...
-    def embedded(self, chunks: int) -> None: ...
-
-
-@dataclass
-class IndexSummary:
-    root: str
-    files: int = 0  # files holding chunks, after the run
-    chunks: int = 0  # chunks in the index, after the run
-    added: int = 0
-    changed: int = 0
-    deleted: int = 0
-    unchanged: int = 0
-    chunks_written: int = 0
-    embedded: int = 0  # chunks given their vector by this run
-    vectors_reused: int = 0  # of those, chunks whose text was embedded before: the vector was kept, not recomputed
-    dense: dict[str, int] = field(default_factory=dict)  # after the run: {"embedded": N, "total": M}
-    lexical_only: int = 0  # chunks the embedding rule keeps lexical (codeasst.index.plan)
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    rebuilt: str | None = None  # why the whole index was rebuilt, if it was
-    fallbacks: dict[str, int] = field(default_factory=dict)  # language -> files chunked by line windows
-    elapsed_s: float = 0.0
-    lexical_s: float = 0.0  # until every file's chunks and words were written: search answers from here
-    embed_s: float = 0.0
-    repaired: str | None = None  # how the vector store was brought back in line with the manifest
-    graph: dict[str, int] = field(default_factory=dict)  # files the code graph read and dropped
-    graph_note: str | None = None  # why the code graph was started afresh, if it was
-
-    def skipped_by_reason(self) -> dict[str, int]:
-        return dict(Counter(item["reason"].split(" (")[0] for item in self.skipped))
-
-    def to_json(self) -> dict:
-        data = asdict(self)
-        data["skipped_by_reason"] = self.skipped_by_reason()
-        return data
-
-
-@dataclass
-class Staleness:
-    added: list[str]
-    modified: list[str]
-    deleted: list[str]
-
-
-def embedding_text(chunk) -> str:
-    """What the embedder sees: where the code lives and what it is called, then the code."""
-    return f"{chunk.path} {chunk.name}\n{chunk.text}"
-
-
-def chunk_id(chunk: chunker.Chunk) -> str:
-    key = "\0".join(map(str, (chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name, chunk.text)))
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def fingerprint(settings: IndexSettings, embedder_name: str, store: str) -> dict[str, str]:
-    """Everything whose change makes every stored vector stale, or leaves them elsewhere."""
-    return {
-        "store": store,
-        "embedder": embedder_name,
-        "chunker": chunker.chunker_fingerprint(),
-        "chunk_chars": str(settings.chunk_chars),
-        "overlap_lines": str(settings.overlap_lines),
-        "embed_text": str(EMBED_TEXT_VERSION),
-        "layout": LAYOUT_VERSION,
-    }
-
-
-# A change of these makes the kept vectors wrong; a change of the others leaves them right.
-VECTOR_KEYS = ("embedder", "embed_text")
-
-
-class IndexLock:
-    """One writer per index; a second one fails fast instead of waiting."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / "lock"
-
-    def __enter__(self) -> Self:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = self.path.open("a+")
-        try:
-            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._fh.seek(0)
-            holder = self._fh.read().strip() or "another process"
-            self._fh.close()
-            raise IndexLocked(
-                f"the index is being updated by {holder}",
-                hint="wait for it to finish; if none is running, delete " + str(self.path),
-            ) from None
-        self._fh.seek(0)
-        self._fh.truncate()
-        self._fh.write(f"pid {os.getpid()}")
-        self._fh.flush()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._fh.truncate(0)
-        fcntl.flock(self._fh, fcntl.LOCK_UN)
-        self._fh.close()
-
-
 def _fallbacks(entries: dict[str, Entry]) -> dict[str, int]:
     """Language -> files cut into line windows although the language has a grammar."""
     return dict(Counter(chunker.language_for(e.path) for e in entries.values() if e.fallback))
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-# A write refused for want of room: a full disk, a size limit on files, a quota; SQLite says
-# SQLITE_FULL, or SQLITE_IOERR where the write itself failed (EFBIG).
-_NO_ROOM = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
-_SQLITE_NO_ROOM = (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
-
-
-@contextmanager
-def _write_errors() -> Iterator[None]:
-    """A write the disk refuses ends the run with one line, not a traceback: what was committed
-    before stays whole (each group in one transaction) and the next run resumes from it."""
-    hint = "is the disk full? free some space and run `codeasst index` again; it resumes where this run stopped"
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        first = exc  # a failed ROLLBACK after SQLite rolled back by itself hides the write that failed
-        while isinstance(first.__context__, sqlite3.OperationalError):
-            first = first.__context__
-        if (getattr(first, "sqlite_errorcode", 0) & 0xFF) not in _SQLITE_NO_ROOM:
-            raise
-        raise IndexProblem(f"the index could not be written: {first}", hint=hint) from None
-    except OSError as exc:
-        if exc.errno not in _NO_ROOM:
-            raise
-        raise IndexProblem(f"the index could not be written: {exc.strerror}", hint=hint) from None
 
 
 class Indexer:
@@ -296,7 +156,7 @@ class Indexer:
                 counts = manifest.chunks.counts()
             finally:
                 manifest.close()
-        stale = self._staleness(entries)
+        stale = staleness(self.root, entries, self.settings.max_file_bytes)
         return {
             "root": str(self.root),
             "index_dir": str(self.index_dir),
@@ -313,24 +173,12 @@ class Indexer:
             "stale": asdict(stale),
         }
 
-    def _staleness(self, entries: dict[str, Entry]) -> Staleness:
-        """What changed since the last run, judged by size and mtime alone (no hashing)."""
-        found = scan(self.root, IgnoreRules(self.root), self.settings.max_file_bytes)
-        current = {f.path: f for f in found.files}
-        modified = [p for p, f in current.items()
-                    if p in entries and (entries[p].size, entries[p].mtime_ns) != (f.size, f.mtime_ns)]
-        return Staleness(
-            added=sorted(set(current) - set(entries)),
-            modified=sorted(modified),
-            deleted=sorted(set(entries) - set(current)),
-        )
-
     def run(self, rebuild: bool = False, verify: bool = False, embed_limit: int | None = None) -> IndexSummary:
         """`verify` also checks the vector store against the manifest, which opens the store;
         without it a run that has nothing to write never imports chromadb."""
         started = time.perf_counter()
         summary = IndexSummary(root=str(self.root))
-        with _write_errors(), IndexLock(self.index_dir):
+        with write_errors(), IndexLock(self.index_dir):
             if rebuild:
                 self._wipe()
             manifest = Manifest(self.manifest_path)
@@ -351,7 +199,7 @@ class Indexer:
         waits for one group, never for the whole. Raises IndexLocked while another run holds it."""
         started = time.perf_counter()
         summary = IndexSummary(root=str(self.root))
-        with _write_errors(), IndexLock(self.index_dir):
+        with write_errors(), IndexLock(self.index_dir):
             manifest = Manifest(self.manifest_path)
             try:
                 if manifest.get_meta("fingerprint") is not None:
@@ -373,6 +221,26 @@ class Indexer:
 
     def _run(self, manifest: Manifest, summary: IndexSummary, rebuild: bool, verify: bool) -> None:
         """The lexical phase: every new or changed file chunked and written, deleted ones dropped."""
+        entries = self._settle(manifest, summary, rebuild, verify)
+        found = scan(self.root, IgnoreRules(self.root), self.settings.max_file_bytes)
+        summary.skipped = [{"path": p, "reason": r} for p, r in found.skipped]
+        # Roles are not in the vectors: new rules relabel the files without re-embedding them.
+        relabel = manifest.get_meta("roles") != ROLES_VERSION
+        diff = changes(self.root, {f.path: f for f in found.files}, entries, relabel, summary)
+        if diff.deleted:
+            self._drop_vectors(manifest.remove(diff.deleted))
+        if diff.touched:
+            manifest.put(diff.touched)
+        if relabel or manifest.get_meta("plan") != self.plan.signature():
+            kept = {p: e for p, e in manifest.entries().items() if e.chunks and p not in diff.deleted}
+            self._replan(manifest, kept)
+        if diff.todo:
+            self._write(diff.todo, manifest, summary, entries)
+
+    def _settle(self, manifest: Manifest, summary: IndexSummary, rebuild: bool, verify: bool) -> dict[str, Entry]:
+        """The manifest's entries still valid under this run's settings: none when the index is rebuilt
+        (asked, or its fingerprint changed), which clears what the old settings made; `verify` also
+        reconciles the vector store with the manifest where the store changed since the last run."""
         wanted = self.fingerprint()
         stored = manifest.get_meta("fingerprint")
         old = json.loads(stored) if stored is not None else None
@@ -401,48 +269,7 @@ class Indexer:
                 self._reconcile(manifest, summary)
         if stored is None or summary.rebuilt:
             manifest.set_meta({"fingerprint": json.dumps(wanted), "root": str(self.root)})
-
-        found = scan(self.root, IgnoreRules(self.root), self.settings.max_file_bytes)
-        summary.skipped = [{"path": p, "reason": r} for p, r in found.skipped]
-        current = {f.path: f for f in found.files}
-
-        deleted = sorted(set(entries) - set(current))
-        touched: list[Entry] = []
-        todo: list[tuple[FileInfo, str]] = []
-        # Roles are not in the vectors: new rules relabel the files without re-embedding them.
-        relabel = manifest.get_meta("roles") != ROLES_VERSION
-        for path, info in current.items():
-            old_entry = entries.get(path)
-            if old_entry and (old_entry.size, old_entry.mtime_ns) == (info.size, info.mtime_ns):
-                summary.unchanged += 1
-                if relabel or old_entry.role is None:
-                    touched.append(replace(old_entry, role=self._role(path)))
-                continue
-            try:
-                digest = _sha256(self.root / path)
-            except OSError as exc:
-                summary.skipped.append({"path": path, "reason": f"unreadable: {exc.strerror}"})
-                continue
-            if old_entry and old_entry.sha256 == digest:
-                role = self._role(path) if relabel or old_entry.role is None else old_entry.role
-                touched.append(replace(old_entry, size=info.size, mtime_ns=info.mtime_ns, role=role))
-                summary.unchanged += 1
-            else:
-                todo.append((info, digest))
-                if old_entry:
-                    summary.changed += 1
-                else:
-                    summary.added += 1
-        summary.deleted = len(deleted)
-
-        if deleted:
-            self._drop_vectors(manifest.remove(deleted))
-        if touched:
-            manifest.put(touched)
-        if relabel or manifest.get_meta("plan") != self.plan.signature():
-            self._replan(manifest, {p: e for p, e in manifest.entries().items() if e.chunks and p not in deleted})
-        if todo:
-            self._write(todo, manifest, summary, entries)
+        return entries
 
     def graph(self) -> CodeGraph:
         """The code graph (codeasst.index.graphdb), as the last run left it."""
@@ -523,15 +350,6 @@ class Indexer:
                 self._flush(group, manifest, summary)
                 group, pending = [], 0
         self._flush(group, manifest, summary)
-
-    def _role(self, path: str) -> str:
-        """The file's role, from its path and first lines (what role_of reads)."""
-        try:
-            with (self.root / path).open("rb") as fh:
-                head = fh.read(4096)
-        except OSError:
-            return role_of(path)
-        return role_of(path, head.decode("utf-8", errors="ignore"))
 
     def _chunk_file(self, info: FileInfo, digest: str) -> tuple[Entry, list[chunker.Chunk]]:
         try:

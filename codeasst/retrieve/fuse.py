@@ -5,14 +5,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from codeasst.config import RetrievalSettings
 from codeasst.index.store import Hit
 
-# A small k lets the top ranks dominate. Chosen in issue 4 on the 76 tune questions (in-sample);
-# the grid's figures are not kept in docs/benchmarks.md, and it was not re-measured.
-RRF_K = 10
-# Each extra retriever that found a chunk multiplies its fused score by this much. Off by default:
-# on the dev set it gave no gain beyond what RRF's sum already gives (no figure kept; not re-measured).
-MULTI_SOURCE_BOOST = 0.0
+# RRF's k and the multi-source boost where the caller brings no settings (retrieval.rrf_k and
+# retrieval.multi_source_boost say why they are what they are).
+DEFAULTS = RetrievalSettings()
 
 
 @dataclass(frozen=True)
@@ -23,9 +21,11 @@ class Fused:
 
 
 def reciprocal_rank_fusion(rankings: dict[str, list[Hit]], weights: dict[str, float] | None = None,
-                           k: int = RRF_K) -> list[Fused]:
+                           cfg: RetrievalSettings = DEFAULTS) -> list[Fused]:
     """RRF: each list gives 1/(k + rank) to its chunks, scaled by the list's weight; chunks
-    found by several retrievers get a further boost."""
+    found by several retrievers get a further boost (k and the boost: `cfg`'s rrf_k and
+    multi_source_boost)."""
+    k, boost = cfg.rrf_k, cfg.multi_source_boost
     scores: dict[str, float] = defaultdict(float)
     sources: dict[str, list[str]] = defaultdict(list)
     best: dict[str, Hit] = {}
@@ -38,7 +38,7 @@ def reciprocal_rank_fusion(rankings: dict[str, list[Hit]], weights: dict[str, fl
             sources[hit.id].append(name)
             best.setdefault(hit.id, hit)
     fused = [
-        Fused(best[i], scores[i] * (1 + MULTI_SOURCE_BOOST * (len(sources[i]) - 1)), tuple(sources[i]))
+        Fused(best[i], scores[i] * (1 + boost * (len(sources[i]) - 1)), tuple(sources[i]))
         for i in scores
     ]
     fused.sort(key=lambda f: (-f.score, f.hit.path, f.hit.start_line))
@@ -64,9 +64,9 @@ def present(fused: list[Fused], k: int, per_file: int, min_ratio: float) -> list
     return [f for i, f in enumerate(top) if i == 0 or f.score >= min_ratio * top[0].score]
 
 
-def as_fused(hits: list[Hit], source: str, k: int = RRF_K) -> list[Fused]:
+def as_fused(hits: list[Hit], source: str, cfg: RetrievalSettings = DEFAULTS) -> list[Fused]:
     """One retriever's ranking in fused form, so every stage can be presented alike."""
-    return reciprocal_rank_fusion({source: hits}, k=k)
+    return reciprocal_rank_fusion({source: hits}, cfg=cfg)
 
 
 def against_lost_in_the_middle(items: list) -> list:

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
+from codeasst.config import RetrievalSettings
 from codeasst.retrieve.fuse import Fused
+
+if TYPE_CHECKING:
+    from codeasst.config import LoadedSettings
 
 INTENTS = ("implementation", "test", "docs", "usage", "benchmark")
 
@@ -32,23 +37,9 @@ WANTED = {
     "usage": {"example", "docs"},
     "benchmark": {"benchmark"},
 }
-# How much a hit of a role that does not answer the intent keeps of its fused score. A guess made
-# before any run, then searched around on the tune split of tests/data/retrieval/checkouts.jsonl
-# (tests/data/retrieval/tune_roles.py: every role over 1.0 to 0.1): nothing scored better, so the
-# guess stands (0.7 ties 0.5 for implementation, docs and example). No tune row moves fixture,
-# benchmark, config, generated or vendored: theirs are the guess alone. Figures on the tune split
-# are in-sample.
-OFF_INTENT = {
-    "implementation": 0.5,
-    "test": 0.5,
-    "fixture": 0.3,
-    "docs": 0.5,
-    "example": 0.5,
-    "benchmark": 0.5,
-    "config": 0.5,
-    "generated": 0.3,
-    "vendored": 0.3,
-}
+# How much a hit of a role that does not answer the intent keeps of its fused score: retrieval.off_intent,
+# where the caller brings no settings.
+OFF_INTENT = RetrievalSettings().off_intent
 
 
 def intent_of(question: str, long: bool = False) -> str:
@@ -68,7 +59,7 @@ def intent_of(question: str, long: bool = False) -> str:
 def role_weight(role: str, intent: str, off_intent: dict[str, float] | None = None) -> float:
     if role in WANTED[intent]:
         return 1.0
-    return (off_intent or OFF_INTENT).get(role, 1.0)
+    return (OFF_INTENT if off_intent is None else off_intent).get(role, 1.0)
 
 
 def weigh(fused: list[Fused], intent: str, off_intent: dict[str, float] | None = None) -> list[Fused]:
@@ -78,14 +69,19 @@ def weigh(fused: list[Fused], intent: str, off_intent: dict[str, float] | None =
     return out
 
 
-def explain_lines(question: str, roles_on: bool = True) -> list[str]:
+def explain_lines(question: str, roles_on: bool = True, loaded: LoadedSettings | None = None) -> list[str]:
     """What `search --explain` says before the hits: the intent read from the question and what
-    each role keeps of its score for it."""
-    if not roles_on:
-        return ["roles: off (retrieval.roles = false): hits are ranked without their files' roles"]
+    each role keeps of its score for it; with the `loaded` settings, also the fusion weights the
+    question gets and where each came from (codeasst.retrieve.weights)."""
     from codeasst.retrieve import evidence
+    from codeasst.retrieve.weights import weights_lines
 
+    fusion = weights_lines(loaded, question) if loaded is not None else []
+    if not roles_on:
+        return ["roles: off (retrieval.roles = false): hits are ranked without their files' roles", *fusion]
+    off = loaded.settings.retrieval.off_intent if loaded is not None else OFF_INTENT
     question = evidence.clean(question)
     wants = intent_of(question, evidence.is_long(question))
-    kept = ", ".join(f"{role} x{role_weight(role, wants):g}" for role in OFF_INTENT if role_weight(role, wants) != 1)
-    return [f"intent: {wants} (answered by {', '.join(sorted(WANTED[wants]))} files; others weigh less: {kept})"]
+    kept = ", ".join(f"{role} x{role_weight(role, wants, off):g}" for role in off if role_weight(role, wants, off) != 1)
+    return [f"intent: {wants} (answered by {', '.join(sorted(WANTED[wants]))} files; others weigh less: {kept})",
+            *fusion]

@@ -3,7 +3,8 @@
 A long query holds clues a question does not (file names, frames, identifiers, quoted
 lines: see codeasst.retrieve.evidence) and many words the code shares, which BM25 ranks
 well. Dense search reads only MiniLM's first 256 word pieces, so the query is embedded in
-meaningful pieces (title, paragraphs, code blocks) whose rankings are fused.
+meaningful pieces (title, paragraphs, code blocks) whose rankings are fused. Their weights in
+the fusion with the other retrievers are retrieval.long_weights (codeasst.retrieve.weights).
 """
 
 from __future__ import annotations
@@ -13,28 +14,23 @@ from collections import Counter
 from pathlib import Path
 
 from codeasst.backends.base import Embedder
+from codeasst.config import RetrievalSettings
 from codeasst.index.store import ChunkStore, Hit
 from codeasst.retrieve import evidence, lexical
 from codeasst.retrieve.bm25 import FileBM25, tokens
 from codeasst.retrieve.fuse import reciprocal_rank_fusion
 
-# Fusion weights for long queries, chosen by a grid on the tune split of localize_dev over the
-# five packages, 113 rows. The grid is not in the repository and its figures are not kept; the
-# test split's figures with these weights are in docs/benchmarks.md, "Long queries". Short
-# questions keep RetrievalSettings.weights.
-LONG_WEIGHTS = {"named": 1.0, "definitions": 1.2, "quotes": 0.3, "bm25": 1.0, "dense": 1.0, "dense-en": 1.0,
-                "stdin-places": 2.0, "stdin-dense": 0.3}
 # An identifier defined in more files than this is generic (`__init__`, `get`): no clue.
 MAX_DEFINING_FILES = 3
 
 
-def dense_pieces(embedder: Embedder, store: ChunkStore, text: str, depth: int) -> list[Hit]:
-    """Dense search by each meaningful piece of a long query, the rankings fused by RRF."""
+def dense_pieces(embedder: Embedder, store: ChunkStore, text: str, cfg: RetrievalSettings) -> list[Hit]:
+    """Dense search by each meaningful piece of a long query, the rankings fused by RRF (the title,
+    the first piece, weighs retrieval.title_weight)."""
     pieces = evidence.parts(text)
     vectors = embedder.embed(pieces)
-    rankings = {f"piece{i}": store.query(vector, depth) for i, vector in enumerate(vectors)}
-    weights = {"piece0": 2.0}  # the title says what the report is about
-    return [f.hit for f in reciprocal_rank_fusion(rankings, weights)][:depth]
+    rankings = {f"piece{i}": store.query(vector, cfg.depth) for i, vector in enumerate(vectors)}
+    return [f.hit for f in reciprocal_rank_fusion(rankings, {"piece0": cfg.title_weight}, cfg)][:cfg.depth]
 
 
 def lexical_rankings(root: Path, files: list[str], store: ChunkStore, text: str, depth: int,

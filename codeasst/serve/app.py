@@ -29,144 +29,97 @@ ignored 403, an unknown file 404, text that is not UTF-8 400, a body over the li
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
 
-from codeasst.backends.base import LLM
-from codeasst.errors import CodeasstError, IndexLocked
-from codeasst.serve.clients import ClientTable
-from codeasst.serve.completion import Completions
-from codeasst.serve.events import EventStore
+from codeasst.access import Cancel
+from codeasst.access.events import ProgressEvents
+from codeasst.access.local import Local
+from codeasst.access.queue import Turns
+from codeasst.errors import CodeasstError
 from codeasst.serve.guard import PathRefused, RequestGuard, guard_path
 from codeasst.serve.limits import BodyLimit
-from codeasst.serve.queue import ModelQueue
+from codeasst.serve.requests import (
+    AskRequest,
+    CompleteRequest,
+    EventRequest,
+    FixRequest,
+    IndexRequest,
+    OpenRequest,
+    SearchRequest,
+    SymbolsRequest,
+)
 from codeasst.serve.streams import Failed, LineStream, failure
 from codeasst.services import Services
-
-MAX_TEXT_CHARS = 2_000_000
-
-
-class CompleteRequest(BaseModel):
-    path: str = Field(min_length=1, max_length=4096, description="The file, relative to the repository root.")
-    line: int = Field(ge=1, description="Cursor line, 1-based.")
-    col: int = Field(ge=1, description="Cursor column, 1-based, in characters.")
-    text: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="The buffer; the file on disk if unset.")
-    client: str = Field("default", max_length=200, description="Who asks: a newer request cancels its older one.")
-    trigger: Literal["auto", "invoked"] = Field("auto", description="invoked: the user asked (a key press); "
-                                                "complete.invoked_model answers it where set.")
-
-
-class OpenRequest(BaseModel):
-    path: str = Field(min_length=1, max_length=4096)
-    text: str | None = Field(None, max_length=MAX_TEXT_CHARS)
-    line: int | None = Field(None, ge=1, description="The cursor, if known: its prompt is warmed as a whole.")
-    col: int | None = Field(None, ge=1)
-    client: str = Field("default", max_length=200, description="As in /v1/complete: whose session this is.")
-
-
-class SearchRequest(BaseModel):
-    query: str = Field(min_length=1, max_length=200_000)
-    k: int | None = Field(None, ge=1, le=200)
-    no_llm: bool = False
-    context: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Piped text, as `... | codeasst search`.")
-    model: str | None = Field(None, max_length=4096, description="As `codeasst search --model`.")
-    client: str = Field("cli", max_length=200)
-
-
-class AskRequest(BaseModel):
-    question: str = Field(min_length=1, max_length=200_000)
-    system: Literal["checked", "grounded", "baseline"] = Field("checked", description="As `codeasst ask --system`.")
-    context: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Piped text, as `... | codeasst ask`.")
-    history: list[tuple[str, str]] = Field([], max_length=50, description="Earlier (question, answer) turns (chat).")
-    model: str | None = Field(None, max_length=4096, description="As `codeasst ask --model`: loaded once, then kept.")
-    client: str = Field("cli", max_length=200)
-
-
-class IndexRequest(BaseModel):
-    rebuild: bool = False
-
-
-class EventRequest(BaseModel):
-    kind: Literal["shown", "accepted", "discarded"]
-    id: str = Field(min_length=1, max_length=200, description="The suggestion's id, from /v1/complete.")
-    shown_length: int = Field(0, ge=0, le=1_000_000)
-    accepted_length: int = Field(0, ge=0, le=1_000_000)
-
-
-class FixRequest(BaseModel):
-    path: str = Field(min_length=1, max_length=4096)
-    text: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="The buffer; the file on disk if unset.")
-    line: int | None = Field(None, ge=1, description="Only the changes at this line (an editor's \"fix this\").")
-    client: str = Field("cli", max_length=200)
-
-
-class SymbolsRequest(BaseModel):
-    query: str = Field(max_length=2000)
-    limit: int = Field(50, ge=1, le=500)
+from codeasst.wire.events import EventStore
 
 
 @dataclass
 class ServerState:
-    services: Services
-    events: EventStore
-    clients: ClientTable
-    queue_size: tuple[int, float] = (32, 60.0)  # serve.max_queue, serve.queue_timeout_s
-    queues: dict[int, tuple[str, ModelQueue]] = field(default_factory=dict)  # id of a model -> its queue
-    stopping: bool = False
-    numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
-    served: Counter = field(default_factory=Counter)  # route -> requests answered, for /v1/health
+    """What the server holds: the in-process assistant every route calls (its models' queues, its
+    completion clients, what it has served), and how its streams ended."""
+
+    assistant: Local
     streams: Counter = field(default_factory=Counter)  # how streams ended: done, client gone, slow reader...
-    askers: dict[str, Services] = field(default_factory=dict)  # ask --model NAME: services on that model
     started: float = field(default_factory=time.time)
-    completions: Completions = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.completions = Completions(self.services, self.clients, self.queue_for, lambda: self.stopping,
-                                       lambda: next(self.numbers), self.served)
+    @property
+    def services(self) -> Services:
+        return self.assistant.services
 
-    def queue_for(self, llm: LLM) -> ModelQueue:
-        """The queue of one model context: one request at a time in each (the server's completions
-        have a context of their own, so they never wait behind an answer being written)."""
-        if id(llm) not in self.queues:
-            queue = ModelQueue(*self.queue_size)
-            if self.stopping:
-                queue.stop()
-            role = "complete" if llm is self.services.complete_llm and llm is not self.services.llm else "ask"
-            self.queues[id(llm)] = (f"{llm.name} ({role})", queue)
-        return self.queues[id(llm)][1]
+    @property
+    def clients(self):
+        return self.assistant.completions.clients
 
-    def depth(self) -> list[dict]:
-        return [{"model": name, **queue.depth()} for name, queue in self.queues.values()]
+    @property
+    def served(self) -> Counter:
+        return self.assistant.served
+
+    @property
+    def stopping(self) -> bool:
+        return self.assistant.turns.stopping
+
+    def queue_for(self, llm):
+        return self.assistant.turns.queue_for(llm)
 
     def stop(self) -> None:
         """Wake every waiter and end every generation at its next token (SIGTERM, SIGINT)."""
-        self.stopping = True
-        for _, queue in list(self.queues.values()):
-            queue.stop()
+        self.assistant.turns.stop()
 
-    def asker(self, model: str | None) -> Services:
-        """The services that answer `ask --model MODEL`: the server's own, or a copy on that model
-        sharing its embedder and index, built once."""
-        if model is None:
-            return self.services
-        if model not in self.askers:
-            copy = replace(self.services, model_choice=model, _llm=None, _embedder=self.services.embedder)
-            _ = copy.model_spec  # an unknown name fails here, as a 422
-            self.askers[model] = copy
-        return self.askers[model]
+    def close(self) -> None:
+        self.assistant.close()
+
+    def stream(self, work: Callable[[Callable[[dict], None], threading.Event], None]) -> LineStream:
+        return LineStream(work, max_bytes=self.services.settings.serve.stream_buffer_bytes,
+                          stopping=lambda: self.stopping, on_end=lambda why: self.streams.update([why]))
+
+    def buffer(self, path: str, text: str | None) -> tuple[str, str]:
+        """The file a request names, relative to the root (guard_path decides whether it may be read),
+        and its text: the buffer sent, or the file on disk."""
+        try:
+            target, rel = guard_path(self.services.repo.root, path)
+        except PathRefused as exc:
+            raise Failed(exc.status, str(exc)) from None
+        return rel, text if text is not None else _read(target, rel)
+
+    def health(self) -> dict:
+        services, cfg = self.services, self.services.settings.serve
+        return {"repo": str(services.repo.root), "model": services.llm.name,
+                "complete_model": services.complete_llm.name, "pid": os.getpid(),
+                "served": dict(self.served), "queues": self.assistant.turns.depth(), "streams": dict(self.streams),
+                "clients": {"kept": len(self.clients), "forgotten": self.clients.forgotten,
+                            "chars": self.clients.held_chars(), "max": cfg.max_clients},
+                "uptime_s": round(time.time() - self.started, 1), "rss_mb": _rss_mb()}
 
 
 def _read(target: Path, rel: str) -> str:
@@ -178,20 +131,10 @@ def _read(target: Path, rel: str) -> str:
         raise Failed(400, f"{rel}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _buffer(state: ServerState, path: str, text: str | None) -> tuple[str, str]:
-    """The file a request names, relative to the root (guard_path decides whether it may be read),
-    and its text: the buffer sent, or the file on disk."""
-    try:
-        target, rel = guard_path(state.services.repo.root, path)
-    except PathRefused as exc:
-        raise Failed(exc.status, str(exc)) from None
-    return rel, (text if text is not None else _read(target, rel)).replace("\r\n", "\n")
-
-
-async def _in_thread(request: Request, work: Callable[[threading.Event], object]) -> object:
+async def _in_thread(request: Request, work: Callable[[Cancel], object]) -> object:
     """`work(gone)` in a worker thread; `gone` is set when the client disconnects, so work that
     waits for the model, or generates, can stop for nobody."""
-    gone = threading.Event()
+    gone = Cancel()
 
     async def watch() -> None:
         while (await request.receive())["type"] != "http.disconnect":
@@ -211,10 +154,13 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
                port: int | None = None, bound: str = "127.0.0.1") -> FastAPI:
     """The app, guarded (guard.py) for a server listening on `bound`:`port` (any port when None)."""
     cfg = services.settings.serve
-    state = ServerState(services, events or EventStore.open_default(), ClientTable(cfg.max_clients, cfg.max_client_chars),
-                        (cfg.max_queue, cfg.queue_timeout_s))
-    for llm in (services.complete_llm, services.llm):  # known from the start, for /v1/health
-        state.queue_for(llm)
+    assistant = Local(services, turns=Turns(cfg.max_queue, cfg.queue_timeout_s),
+                      events=events or EventStore.open_default(), lock_wait_s=cfg.queue_timeout_s)
+    # Both models' queues are known from the start, for /v1/health.
+    assistant.turns.queue_for(services.complete_llm, "complete" if services.complete_llm is not services.llm
+                              else "ask")
+    assistant.turns.queue_for(services.llm, "ask")
+    state = ServerState(assistant)
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
     app.state.codeasst = state
     if cfg.allowed_origins:
@@ -234,147 +180,90 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
         failed = failure(exc)
         return JSONResponse(failed.to_json(), status_code=failed.status)
 
+    _routes(app, state)
+    return app
+
+
+def _routes(app: FastAPI, state: ServerState) -> None:
+    """Every route calls the assistant's operation of the same name, as the CLI working alone does."""
+    local = state.assistant
+
     @app.get("/v1/health")
     def health() -> dict:
-        return {"repo": str(services.repo.root), "model": services.llm.name,
-                "complete_model": services.complete_llm.name, "pid": os.getpid(),
-                "served": dict(state.served), "queues": state.depth(), "streams": dict(state.streams),
-                "clients": {"kept": len(state.clients), "forgotten": state.clients.forgotten,
-                            "chars": state.clients.held_chars(), "max": cfg.max_clients},
-                "uptime_s": round(time.time() - state.started, 1), "rss_mb": _rss_mb()}
+        return state.health()
 
     @app.post("/v1/complete")
     async def complete(body: CompleteRequest, request: Request) -> dict:
-        return await _in_thread(request, lambda gone: complete_in(body, gone))
+        def work(gone: Cancel) -> dict:
+            rel, text = state.buffer(body.path, body.text)
+            return local.complete(rel, body.line, body.col, text, client=body.client, cancel=gone,
+                                  trigger=body.trigger)
 
-    def complete_in(body: CompleteRequest, gone: threading.Event) -> dict:
-        rel, text = _buffer(state, body.path, body.text)
-        return state.completions.complete(rel, text, body.line, body.col, body.client, gone, trigger=body.trigger)
+        return await _in_thread(request, work)
 
     @app.post("/v1/open")
     async def opened(body: OpenRequest, request: Request) -> dict:
-        return await _in_thread(request, lambda gone: open_in(body, gone))
+        def work(gone: Cancel) -> dict:
+            rel, text = state.buffer(body.path, body.text)
+            return local.open(rel, text, body.line, body.col, client=body.client, cancel=gone)
 
-    def open_in(body: OpenRequest, gone: threading.Event) -> dict:
-        rel, text = _buffer(state, body.path, body.text)
-        return state.completions.open(rel, text, body.line, body.col, body.client, gone)
+        return await _in_thread(request, work)
 
     @app.post("/v1/search")
     async def search(body: SearchRequest, request: Request) -> dict:
-        return await _in_thread(request, lambda gone: search_in(body, gone))
-
-    def search_in(body: SearchRequest, gone: threading.Event) -> dict:
-        from codeasst.tasks.search import search_reply
-
-        def run() -> dict:
-            return search_reply(state.asker(body.model), body.query, body.k, use_llm=not body.no_llm,
-                                context=body.context)
-
-        if body.no_llm:  # retrieval alone needs no turn of the model
-            reply = run()
-        else:
-            with state.queue_for(state.asker(body.model).llm).turn(body.client, cancelled=gone.is_set):
-                reply = run()
-        state.served["search"] += 1
-        return reply
+        return await _in_thread(request, lambda gone: local.search(
+            body.query, body.k, no_llm=body.no_llm, context=body.context, model=body.model, client=body.client,
+            cancel=gone))
 
     @app.post("/v1/ask")
     def ask(body: AskRequest) -> LineStream:
-        from codeasst.tasks.ask import ask as run_ask
-
         def work(emit: Callable[[dict], None], gone: threading.Event) -> None:
-            asker = state.asker(body.model)
-            with state.queue_for(asker.llm).turn(body.client, cancelled=gone.is_set):
-                answer, stream = run_ask(asker, body.question, body.context, system=body.system,
-                                         history=[tuple(turn) for turn in body.history])
-                try:
-                    for note in answer.retrieval.notes:
-                        emit({"type": "note", "text": note})
-                    for piece in stream:
-                        if piece or gone.is_set():  # an empty piece: a turn to notice a client gone
-                            emit({"type": "text", "text": piece})
-                finally:
-                    stream.close()  # the model stops where it is; the turn passes on
-            state.served["ask"] += 1
-            emit({"type": "answer", **answer.to_json()})
+            for event in local.ask(body.question, context=body.context, system=body.system, history=body.history,
+                                   model=body.model, client=body.client, cancel=Cancel(gone)):
+                if event["type"] != "text" or event["text"]:  # an empty piece is a turn, not a line to send
+                    emit(event)
 
-        return LineStream(work, max_bytes=cfg.stream_buffer_bytes, stopping=lambda: state.stopping,
-                          on_end=lambda why: state.streams.update([why]))
+        return state.stream(work)
 
     @app.post("/v1/index")
     def index(body: IndexRequest) -> LineStream:
         """Bring the index up to date here, in the process that owns it; progress as it goes."""
 
         def work(emit: Callable[[dict], None], gone: threading.Event) -> None:
-            class Progress:
-                def start(self, files: int) -> None:
-                    emit_quietly({"type": "start", "files": files})
-
-                def advance(self, files: int = 0, chunks: int = 0) -> None:
-                    emit_quietly({"type": "advance", "files": files, "chunks": chunks})
-
-                def start_embedding(self, chunks: int) -> None:
-                    emit_quietly({"type": "embedding", "chunks": chunks})
-
-                def embedded(self, chunks: int) -> None:
-                    emit_quietly({"type": "embedded", "chunks": chunks})
-
             def emit_quietly(item: dict) -> None:
                 # The run goes on if its client leaves: a finished index is worth having, and
                 # stopping half-way would only leave the next run more to do.
                 if not gone.is_set():
                     emit(item)
 
-            deadline = time.monotonic() + cfg.queue_timeout_s
-            while True:
-                try:
-                    summary = services.indexer(Progress()).run(rebuild=body.rebuild, verify=True)
-                    break
-                except IndexLocked:  # a search here is updating it: wait for that, then do the rest
-                    if time.monotonic() > deadline or state.stopping:
-                        raise
-                    time.sleep(0.2)
-            state.served["index"] += 1
-            if not gone.is_set():
-                emit({"type": "summary", **summary.to_json()})
+            summary = local.index(rebuild=body.rebuild, progress=ProgressEvents(emit_quietly))
+            emit_quietly({"type": "summary", **summary})
 
-        return LineStream(work, max_bytes=cfg.stream_buffer_bytes, stopping=lambda: state.stopping,
-                          on_end=lambda why: state.streams.update([why]))
+        return state.stream(work)
 
     @app.post("/v1/fix")
     async def fix(body: FixRequest, request: Request) -> dict:
         """The verified fix of a file or buffer, as `codeasst fix` makes it; nothing is written."""
-        from codeasst.tasks.fix import fix_buffer
 
-        def work(gone: threading.Event) -> dict:
-            rel, text = _buffer(state, body.path, body.text)
-            with state.queue_for(services.llm).turn(body.client, cancelled=gone.is_set):
-                result = fix_buffer(services, services.repo.root / rel, text, line=body.line)
-            state.served["fix"] += 1
-            return {**result.to_json(), "text": result.fixed}
+        def work(gone: Cancel) -> dict:
+            rel, text = state.buffer(body.path, body.text)
+            return local.fix(rel, text, line=body.line, client=body.client, cancel=gone)
 
         return await _in_thread(request, work)
 
     @app.post("/v1/symbols")
     async def symbols(body: SymbolsRequest, request: Request) -> list[dict]:
         """Definitions by name from the code graph, else by search (an editor's workspace/symbol)."""
-        from codeasst.tasks.refs import symbols as find_symbols
-
-        return await _in_thread(request, lambda _gone: find_symbols(services, body.query, limit=body.limit))
+        return await _in_thread(request, lambda _gone: local.symbols(body.query, limit=body.limit))
 
     @app.get("/v1/status")
     async def status(request: Request) -> dict:
-        from codeasst.tasks.search import index_status
-
-        return await _in_thread(request, lambda _gone: index_status(services))
+        return await _in_thread(request, lambda _gone: local.status())
 
     @app.post("/v1/events")
     def event(body: EventRequest) -> dict:
-        variant = state.completions.variant_named(body.id)  # the model that wrote it
-        state.events.record(body.kind, body.id, variant, body.shown_length, body.accepted_length)
+        local.event(body.kind, body.id, body.shown_length, body.accepted_length)
         return {"ok": True}
-
-    return app
 
 
 def _rss_mb() -> float:

@@ -12,8 +12,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from codeasst.access.local import Local
 from codeasst.errors import CodeasstError, IndexLocked
-from codeasst.services import Services
 
 log = logging.getLogger("codeasst.serve")
 IDLE_S = 2.0  # how often an idle server looks for chunks waiting for vectors
@@ -21,15 +21,14 @@ BUSY_S = 0.5  # how long it waits for another run's lock
 FAILED_S = 30.0  # after an error (a full disk, a store gone), before it tries again
 
 
-def start(services: Services, stopping: Callable[[], bool]) -> threading.Thread:
+def start(assistant: Local, stopping: Callable[[], bool]) -> threading.Thread:
     """Embed in a daemon thread until `stopping()`; returns the thread."""
     wake = threading.Event()
 
     def loop() -> None:
         while not stopping():
             try:
-                summary = services.indexer().embed_pending(groups=1)
-                pause = 0.0 if summary.embedded else IDLE_S
+                pause = 0.0 if assistant.embed_pending(groups=1) else IDLE_S
             except IndexLocked:
                 pause = BUSY_S
             except CodeasstError as exc:  # the foreground reports the same problem to whoever asks

@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 from codeasst.errors import IndexLocked, UsageError
 from codeasst.index import owner
-from codeasst.serve import background, discovery
+from codeasst.serve import background
 from codeasst.serve.guard import is_loopback
 from codeasst.services import Services
+from codeasst.wire import discovery
 
 
 def choose_token(host: str, token: str | None, no_token: bool) -> str | None:
@@ -66,7 +67,7 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
     bound = sock.getsockname()[1]
     app = create_app(services, token, port=bound, bound=host)
     state = app.state.codeasst
-    background.start(services, lambda: state.stopping)  # vectors for what the lexical phase left waiting
+    background.start(state.assistant, lambda: state.stopping)  # vectors for what the lexical phase left waiting
     # Clients connect over loopback when the server listens on every interface.
     connect = "127.0.0.1" if host == "0.0.0.0" else "::1" if host == "::" else host
     url = f"http://{'[' + connect + ']' if ':' in connect else connect}:{bound}"
@@ -99,8 +100,7 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
         server.run(sockets=[sock])
     finally:
         signal.signal(signal.SIGTERM, previous)
-        state.stop()
-        state.events.close()
+        state.close()
         discovery.withdraw(record)
         owner.release(index_dir)
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 
 from starlette.responses import Response
 
+from codeasst.access.queue import Busy, Left, Stopping
 from codeasst.errors import CodeasstError
-from codeasst.serve.queue import Busy, Left, Stopping
 
 
 class Gone(Exception):

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeasst.backends.base import LLM
-from codeasst.complete.confidence import never_worth_asking
+from codeasst.complete import gate
 from codeasst.complete.fim import CompleteOptions, Suggestion, complete
-from codeasst.complete.gate import reason_not_to_ask
-from codeasst.complete.scope import locate
 from codeasst.config import IndexSettings
 from codeasst.errors import UsageError
 from codeasst.index.chunker import grammar_for
@@ -82,15 +80,8 @@ def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, p
 
 
 def silence_reason(at: Position, path: str, options: CompleteOptions) -> str:
-    """Why no suggestion is asked of the model at `at` in the file `path` ("" to ask): decided from
-    the text alone, so the server answers it without waiting for the model's turn."""
-    if why := reason_not_to_ask(grammar_for(path), at.prefix, at.suffix, in_comments=options.in_comments):
-        return why
-    place = locate(at.prefix, at.suffix, options.max_lines, options.multiline).place
-    if never_worth_asking(place, options.min_confidence):
-        return f"the gate shows no {place} suggestion with this model (none paid for itself where it was " \
-               "trained; complete.min_confidence shows them)"
-    return ""
+    """Why no suggestion is asked of the model at `at` in the file `path` ("" to ask): the gate's word."""
+    return gate.silence_reason(at.prefix, at.suffix, grammar_for(path), options)
 
 
 @dataclass(frozen=True)

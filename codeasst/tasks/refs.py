@@ -15,7 +15,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
-from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow
+from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow, read_graph
 from codeasst.services import Services
 
 CALL_KINDS = ("call", "ref")
@@ -55,9 +55,10 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
     indexer = services.indexer()
     if update_index:
         _update_words(services)
-    with closing(indexer.graph()) as code_graph:
-        if code_graph.note:
-            services.note(code_graph.note)
+    code_graph = read_graph(indexer.index_dir)
+    if code_graph is None:
+        raise CodeasstError(f"no code graph for {services.repo.root} yet", hint="run `codeasst index`")
+    with closing(code_graph):
         found = code_graph.find(name)
         if not found:
             raise CodeasstError(f"no definition named {name!r} in the code graph",
@@ -129,14 +130,12 @@ def symbols(services: Services, query: str, *, limit: int = 50, update_index: bo
     definitions in the chunks codeasst's search finds for it, those whose name and docstring share most
     words with the query first. The index's words and graph are brought up to date first (vectors are
     not waited for)."""
-    from codeasst.tasks.ask import open_graph
-
     query = query.strip()
     if not query:
         return []
     if update_index:
         _update_words(services)
-    code_graph = open_graph(services)
+    code_graph = read_graph(services.indexer().index_dir)
     with closing(code_graph) if code_graph is not None else contextlib.nullcontext():
         found: list[DefRow] = []
         if code_graph is not None and _SYMBOL.fullmatch(query):

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 
 from codeasst.backends.base import LLM
+from codeasst.config import RetrievalSettings
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
 from codeasst.index.indexer import Indexer, IndexSummary, Progress
 from codeasst.retrieve import evidence
@@ -25,29 +26,39 @@ from codeasst.services import Services
 def search(services: Services, query: str, k: int | None = None, use_llm: bool = True, *,
            context: str | None = None, update_index: bool = True,
            progress: Progress | None = None) -> Retrieval:
-    cfg = services.settings.retrieval
-    if is_english(query) and not (cfg.hyde or cfg.llm_keywords):
-        use_llm = False  # nothing for the model to do: don't wait for it to load
     return find(services, query, k, use_llm=use_llm, context=context, update_index=update_index,
                 progress=progress)
 
 
+def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = True) -> bool:
+    """Whether retrieval asks the model anything about `question` (cleaned): to translate it (not in
+    English), to write HyDE or keywords for a short one (with the full analysis), or to rerank. A long
+    English report is read without it. Decided here once, so nothing waits for a model it won't use."""
+    if not is_english(question):
+        return True
+    if evidence.is_long(question):
+        return False
+    return full_analysis and (cfg.hyde or cfg.llm_keywords) or cfg.rerank
+
+
 def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
          context: str | None = None, full_analysis: bool = True, update_index: bool = True,
-         progress: Progress | None = None) -> Retrieval:
-    """Retrieval for search and ask."""
+         progress: Progress | None = None, load_model: bool = False) -> Retrieval:
+    """Retrieval for search and ask: the index brought up to date (one Indexer, one read of its file
+    list), then the pipeline. The result carries the index's folder and files for the caller.
+    `load_model`: load the model meanwhile even where retrieval does not ask it anything (an answer
+    will)."""
     question = evidence.clean(question)
     if not question.strip():
         raise UsageError("the question is empty")
-    if evidence.is_long(question) and is_english(question):
-        use_llm = False  # retrieval reads a long English query without the LLM: don't wait for it to load
+    use_llm = use_llm and wants_model(question, services.settings.retrieval, full_analysis)
     timings: dict[str, float] = {}
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The model loads while the index is checked and the store opens; each takes about a second.
         # It is built here, in this thread: the first run ever unpacks it, with a progress bar of its own.
         llm = services.llm if use_llm else None
-        loading: Future | None = pool.submit(llm.load) if llm is not None else None
+        loading: Future | None = pool.submit(services.llm.load) if use_llm or load_model else None
         started = time.perf_counter()
         indexer = services.indexer(progress)
         summary = None
@@ -77,6 +88,8 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
     result.index = summary
     result.notes = notes
     result.dense = dense
+    result.files = files
+    result.index_dir = indexer.index_dir
     return result
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from codeasst import cli
+from codeasst.cli import common
 from codeasst.index.indexer import IndexLock
 from codeasst.paths import index_dir
 from tests.cli.conftest import ROOT, TINY
@@ -292,12 +293,12 @@ def test_every_command_has_a_bad_input_case_and_every_documented_code_a_case():
 
 # Where each command is interrupted: its first step that is codeasst's own.
 _FIRST_STEP = {
-    "chat": "codeasst.cli._read_stdin",
+    "chat": "codeasst.cli.asking.read_stdin",
     "config": "codeasst.config.load_settings",
     "trust": "codeasst.paths.find_repo_root",
     "lsp": "codeasst.paths.find_repo_root",
     "paths": "codeasst.paths.config_dir",
-    "stats": "codeasst.serve.events.EventStore.open_default",
+    "stats": "codeasst.wire.events.EventStore.open_default",
     "eval retrieval": "codeasst.evals.retrieval.evaluate",
     "eval ask": "codeasst.evals.ask.evaluate",
     "eval relations": "codeasst.evals.relations.evaluate",
@@ -323,7 +324,7 @@ def test_an_interrupt_exits_130(command, monkeypatch, capsys):
         module_name, _, cls = module_name.rpartition(".")
         owner = getattr(importlib.import_module(module_name), cls)
     monkeypatch.setattr(owner, attr, interrupted)
-    monkeypatch.setattr(cli, "_skip_teardown", False)  # never os._exit the test process
+    monkeypatch.setattr(common, "skip_teardown", False)  # never os._exit the test process
     monkeypatch.setattr(sys, "argv", ["codeasst", *command.split(), *_ARGS.get(command, [])])
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # piped and empty
     with pytest.raises(SystemExit) as info:

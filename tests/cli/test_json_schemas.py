@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeasst.serve.events import EventStore
+from codeasst.wire.events import EventStore
 from tests.cli import schemas
 from tests.cli.conftest import ROOT, run_process
 from tests.cli.fakes import PatientLLM
@@ -190,7 +190,7 @@ def _paths(w: World) -> list:
 
 
 def _serve_info(w: World) -> list:
-    from codeasst.serve import discovery
+    from codeasst.wire import discovery
 
     discovery.announce(w.repo.resolve(), "http://127.0.0.1:8765", "a-token")  # as if serve ran in this process
     return [w.invoke("serve", "--info", "-C", w.repo, "--json").json()]

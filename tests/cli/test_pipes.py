@@ -70,17 +70,17 @@ def test_indexing_shows_no_progress_or_escape_codes_when_piped(tiny_repo):
 
 def test_a_progress_bar_only_when_stderr_is_a_terminal_and_not_for_json(monkeypatch):
     """The choice itself (rich would also draw nothing on a pipe)."""
-    from codeasst import cli
+    from codeasst.cli import common
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     monkeypatch.setattr(sys, "stderr", io.StringIO())
-    assert cli._index_progress(as_json=False) is None
+    assert common.index_progress(as_json=False) is None
     monkeypatch.setattr(sys, "stderr", Terminal())
-    assert cli._index_progress(as_json=False) is not None
-    assert cli._index_progress(as_json=True) is None
+    assert common.index_progress(as_json=False) is not None
+    assert common.index_progress(as_json=True) is None
 
 
 def test_indexing_on_a_terminal_under_no_color_has_no_colour(make_repo):

@@ -9,7 +9,7 @@ import pytest
 
 from codeasst.index.graphdb import CodeGraph
 from codeasst.services import build_services
-from codeasst.tasks.relations import RelationCheck, stated
+from codeasst.answer.relations import RelationCheck, stated
 from tests.e2e.conftest import run_json
 from tests.unit.test_flow_relations import TREE
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from codeasst.serve import discovery
+from codeasst.wire import discovery
 from tests.e2e.conftest import run_json
 from tests.lsp_client import COMPLETION_CAPS, INLINE_CAPS, LspProcess
 

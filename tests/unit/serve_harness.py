@@ -18,7 +18,7 @@ import uvicorn
 
 from codeasst.backends.base import GenerationParams, Token
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
-from codeasst.serve.events import EventStore
+from codeasst.wire.events import EventStore
 from codeasst.services import build_services
 
 

@@ -13,11 +13,12 @@ from codeasst.access import Unreachable, alone, connect
 from codeasst.access.served import Served
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.lsp.suggestions import Outcomes, Refused, completion_edit, path_in
-from codeasst.serve import discovery
 from codeasst.services import build_services
+from codeasst.wire import discovery
 
 PACKAGE = Path(codeasst.__file__).parent
-FRONT_ENDS = [PACKAGE / "cli.py", *sorted((PACKAGE / "chat").glob("*.py")), *sorted((PACKAGE / "lsp").glob("*.py"))]
+FRONT_END_PACKAGES = ("cli", "chat", "lsp")
+FRONT_ENDS = [path for folder in FRONT_END_PACKAGES for path in sorted((PACKAGE / folder).glob("*.py"))]
 
 
 def _imports(path: Path) -> set[str]:
@@ -34,8 +35,15 @@ def _imports(path: Path) -> set[str]:
 @pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_front_ends_reach_tasks_and_the_server_client_only_through_access(path):
     reached = {name for name in _imports(path)
-               if name.startswith(("codeasst.tasks", "codeasst.serve.client.")) or name == "codeasst.serve.client"}
+               if name.startswith(("codeasst.tasks", "codeasst.wire.client.")) or name == "codeasst.wire.client"}
     assert not reached, f"{path.name} imports {sorted(reached)}: go through codeasst.access"
+
+
+def test_every_front_end_package_is_checked():
+    """A front end that moves (cli.py became a package) must not drop out of the check above."""
+    checked = {path.relative_to(PACKAGE).as_posix() for path in FRONT_ENDS}
+    assert {f"{folder}/__init__.py" for folder in FRONT_END_PACKAGES} <= checked
+    assert not (PACKAGE / "cli.py").exists(), "codeasst/cli.py next to codeasst/cli/: which one runs?"
 
 
 MODULE = "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n"

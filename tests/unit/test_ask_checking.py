@@ -7,10 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from codeasst.answer import checking, grounding
+from codeasst.answer.ask import ask
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
+from codeasst.console import answer_footer_lines as footer_lines
 from codeasst.services import build_services
-from codeasst.tasks import checking, grounding
-from codeasst.tasks.ask import ask, footer_lines
 from tests.conftest import write_tree
 from tests.unit.test_ask_grounding import SHOP
 

@@ -8,12 +8,13 @@ import json
 
 import pytest
 
+from codeasst.answer import grounding
+from codeasst.answer.ask import ask
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
+from codeasst.console import answer_footer_lines as footer_lines
 from codeasst.errors import UsageError
 from codeasst.evals.ask import evaluate, report_lines
 from codeasst.services import build_services
-from codeasst.tasks import grounding
-from codeasst.tasks.ask import ask, footer_lines
 from tests.conftest import write_tree
 
 SHOP = {
@@ -246,8 +247,8 @@ def test_eval_ask_scores_each_system_on_the_same_rows(shop, tmp_path):
 
 
 def test_on_target_counts_verified_citations_of_claims_never_a_named_path_or_a_non_answer():
+    from codeasst.answer.ask import Answer, Citation
     from codeasst.evals.ask import score
-    from codeasst.tasks.ask import Answer, Citation
 
     row = {"repo": "shop", "question": "q", "expected": ["billing/tax.py"]}
     off = Answer("q", text="See billing/invoice.py.", citations=[Citation("billing/invoice.py", 4, 6, True, "ok")])
@@ -268,8 +269,8 @@ def test_on_target_counts_verified_citations_of_claims_never_a_named_path_or_a_n
 def test_a_non_answer_is_never_on_target_or_correct_even_when_its_pointer_names_the_file():
     """The "look next at" list is codeasst's pointer, not a claim: a non-answer whose list names
     the expected file, and even the key's words, scores as an abstention and nothing else."""
+    from codeasst.answer.ask import Answer, Citation
     from codeasst.evals.ask import score, summarise
-    from codeasst.tasks.ask import Answer, Citation
 
     row = {"repo": "shop", "question": "q", "expected": ["billing/tax.py"], "facts": [["apply_vat"], ["tax.py"]]}
     note = "\n\nThe excerpts may not answer this fully; look next at: billing/tax.py (apply_vat)"
@@ -282,9 +283,9 @@ def test_a_non_answer_is_never_on_target_or_correct_even_when_its_pointer_names_
 
 
 def test_facts_are_scored_on_their_forms_and_wrong_statements_spoil_an_answer():
+    from codeasst.answer.ask import Answer, Citation
     from codeasst.evals.ask import score, summarise
     from codeasst.evals.facts import found
-    from codeasst.tasks.ask import Answer, Citation
 
     assert found(["re:\\brate=0\\.2\\b"], "It takes `rate=0.2` by default.")
     assert found(["apply VAT"], "They  `apply\nvat` here") and not found(["apply_vat"], "apply VAT")
@@ -313,8 +314,8 @@ def test_a_fact_echoed_from_the_question_or_found_in_a_citation_is_not_stated():
 
 
 def test_an_unanswerable_row_counts_its_abstention_apart():
+    from codeasst.answer.ask import Answer
     from codeasst.evals.ask import score, summarise
-    from codeasst.tasks.ask import Answer
 
     row = {"repo": "shop", "question": "how are refunds sent?", "expected": [], "answerable": False, "facts": []}
     figures = summarise([score(row, "grounded", Answer("q", text="No.", abstained=True))])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codeasst.access import alone
+from codeasst.answer.ask import follow_up_query
 from codeasst.chat import commands
 from codeasst.chat.app import ChatApp, SourcesList, make_app
 from codeasst.chat.assistant import ChatAssistant, fit_history
@@ -19,7 +20,6 @@ from codeasst.chat.history import History, Source, Turn, to_markdown
 from codeasst.chat.widgets import ConfirmScreen, ExcerptScreen, PromptArea, TurnView, editor_command
 from codeasst.errors import UsageError
 from codeasst.paths import data_dir
-from codeasst.tasks.ask import follow_up_query
 from tests.unit.chat_fakes import ScriptedAssistant
 
 SIZE = (80, 24)
@@ -447,7 +447,7 @@ def test_an_unexpected_failure_is_one_line_and_the_app_goes_on(history):
         def search(self, query, progress=None):
             raise RuntimeError("the disk fell off")
 
-    from codeasst.chat.app import _log_file, setup_logging
+    from codeasst.chat.failures import log_file, setup_logging
 
     setup_logging()
     assistant = Broken(["Still here."])
@@ -465,4 +465,4 @@ def test_an_unexpected_failure_is_one_line_and_the_app_goes_on(history):
     note, last = asyncio.run(run())
     assert note.startswith("unexpected error: RuntimeError: the disk fell off") and "\n" not in note
     assert last == "Still here."
-    assert "RuntimeError: the disk fell off" in _log_file().read_text()  # the traceback, for a bug report
+    assert "RuntimeError: the disk fell off" in log_file().read_text()  # the traceback, for a bug report

@@ -116,7 +116,7 @@ def test_an_unsure_model_is_silent_and_says_why(monkeypatch):
     suggestion = complete(Unsure(["return pi * r ** 2"]), FILE[:AT], FILE[AT:], "python")
     assert suggestion.text == "" and "cost more than it gives" in suggestion.reason  # the learned gate
     assert suggestion.raw == suggestion.candidate == "return pi * r ** 2"
-    monkeypatch.setattr("codeasst.complete.fim.gate_model", lambda: None)  # its file missing: the log-probability
+    monkeypatch.setattr("codeasst.complete.confidence.gate_model", lambda: None)  # its file missing: the log-probability
     suggestion = complete(Unsure(["return pi * r ** 2"]), FILE[:AT], FILE[AT:], "python",
                           CompleteOptions(min_mean_logprob=-1.0))
     assert suggestion.text == "" and "unsure" in suggestion.reason

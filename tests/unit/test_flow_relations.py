@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from codeasst.answer import flow
+from codeasst.answer.checking import LineChecker
+from codeasst.answer.grounding import Excerpt
+from codeasst.answer.relations import RelationCheck, stated
 from codeasst.index.chunkdb import Hit
 from codeasst.retrieve.fuse import Fused
-from codeasst.tasks import flow
-from codeasst.tasks.checking import LineChecker
-from codeasst.tasks.grounding import Excerpt
-from codeasst.tasks.relations import RelationCheck, stated
 from tests.unit.test_graph import build
 
 TREE = {

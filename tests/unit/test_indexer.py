@@ -10,7 +10,7 @@ from chromadb.api.client import SharedSystemClient
 
 from codeasst.backends.fake import HashingEmbedder
 from codeasst.errors import IndexCorrupt, IndexLocked
-from codeasst.index.indexer import IndexLock
+from codeasst.index.lock import IndexLock
 from codeasst.services import build_services
 
 SOURCE = {

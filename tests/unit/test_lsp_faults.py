@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from codeasst.serve import discovery
+from codeasst.wire import discovery
 from tests.lsp_client import COMPLETION_CAPS, INLINE_CAPS, LspError, LspProcess
 from tests.unit.serve_harness import TOKEN, SlowLLM, listening, services_for
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
-from codeasst.retrieve.reports import LONG_WEIGHTS
+from codeasst.config import RetrievalSettings
 from codeasst.services import build_services
 from codeasst.tasks.search import search
 
@@ -39,9 +39,9 @@ def test_a_pasted_report_finds_the_file_it_names_without_the_llm(make_repo):
 
 
 def test_every_long_query_retriever_has_a_tuned_weight(make_repo):
-    """A retriever left out of LONG_WEIGHTS would silently weigh 1.0 in the fusion."""
+    """A retriever left out of retrieval.long_weights would silently weigh 1.0 in the fusion."""
     services = build_services(make_repo(FILES), embedder=HashingEmbedder(), llm=ScriptedLLM([]))
-    assert set(search(services, REPORT, k=3).rankings) <= set(LONG_WEIGHTS)
+    assert set(search(services, REPORT, k=3).rankings) <= set(RetrievalSettings().long_weights)
 
 
 def test_a_long_report_in_another_language_is_translated_from_its_condensed_form(make_repo):

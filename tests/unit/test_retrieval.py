@@ -3,6 +3,8 @@ with a scripted LLM and a hashing embedder over real Chroma, tree-sitter and rip
 
 from __future__ import annotations
 
+from codeasst.answer.ask import in_context, render_context
+from codeasst.answer.citations import check_citations
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.index.store import Hit
 from codeasst.retrieve import lexical
@@ -10,7 +12,6 @@ from codeasst.retrieve.fuse import against_lost_in_the_middle, as_fused, cap_per
 from codeasst.retrieve.pipeline import mentioned_locations
 from codeasst.retrieve.query import analyze, identifiers_in, is_english, parse_reply
 from codeasst.services import build_services
-from codeasst.tasks.ask import check_citations, in_context, render_context
 from codeasst.tasks.search import search
 
 
@@ -161,7 +162,7 @@ def test_piped_context_adds_its_places_as_a_retriever(make_repo):
 
 
 def test_an_answer_stuck_in_a_loop_is_detected():
-    from codeasst.tasks.ask import _looping
+    from codeasst.answer.ask import _looping
 
     assert not _looping("First, the rules.\nThen the content checks.\n1. binary\n2. size\n")
     assert _looping("- **4. `.codeasstignore` applies**\n- **5. `.codeasstignore` applies**\n"
@@ -187,7 +188,7 @@ def test_citations_of_dotfiles_verify(make_repo):
 
 
 def test_codeasst_attaches_citations_for_what_the_answer_names():
-    from codeasst.tasks.ask import attach_citations
+    from codeasst.answer.citations import attach_citations
 
     total = Hit("t", "billing/invoice.py", 1, 12, "file", "billing.invoice", "python",
                 "class Invoice:\n    def total(self):\n        return 1\n", 0.0)

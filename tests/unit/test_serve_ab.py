@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.serve.app import create_app
-from codeasst.serve.events import EventStore, two_proportion_p, welch_p
 from codeasst.services import build_services
+from codeasst.wire.events import EventStore, two_proportion_p, welch_p
 
 MODULE = "def add(a, b):\n    \n"
 

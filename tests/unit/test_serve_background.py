@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+from codeasst.access import alone
 from codeasst.backends.fake import HashingEmbedder
 from codeasst.index.indexer import IndexLock
 from codeasst.serve import background
@@ -31,7 +32,7 @@ def test_the_server_embeds_what_waits_in_the_background_and_yields_to_a_run(make
     stop = threading.Event()
     lock = IndexLock(services.repo.index_dir)
     lock.__enter__()  # a run holds the index: the background waits for it
-    thread = background.start(services, stop.is_set)
+    thread = background.start(alone(services), stop.is_set)
     try:
         time.sleep(0.3)
         assert services.indexer().dense()["embedded"] == 0, "no group embedded while another run holds the lock"

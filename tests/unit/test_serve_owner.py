@@ -15,8 +15,8 @@ from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.chat.assistant import ChatAssistant
 from codeasst.errors import IndexLocked
 from codeasst.index import owner
-from codeasst.serve import discovery
 from codeasst.services import build_services
+from codeasst.wire import discovery
 from tests.unit.serve_harness import TOKEN, listening
 
 MODULE = "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    return a + b\n"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from codeasst.serve.queue import Busy, Left, ModelQueue, Stopping
+from codeasst.access.queue import Busy, Left, ModelQueue, Stopping
 
 
 def wait_for(predicate, seconds: float = 5.0) -> None:

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from codeasst import cli
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
-from codeasst.serve import discovery
 from codeasst.services import build_services
+from codeasst.wire import discovery
 
 
 def test_the_server_listens_before_it_announces_itself(make_repo, monkeypatch):

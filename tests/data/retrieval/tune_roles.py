@@ -20,7 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from codeasst.evals.retrieval import load_rows, ranked_files, repo_dir
+from codeasst.evals.repos import repo_dir
+from codeasst.evals.rows import load_rows
+from codeasst.evals.scoring import ranked_files
 from codeasst.retrieve import intent
 from codeasst.retrieve.pipeline import fuse
 

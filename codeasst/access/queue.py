@@ -99,3 +99,37 @@ class ModelQueue:
         with self._cond:
             self.stopping = True
             self._cond.notify_all()
+
+
+class Turns:
+    """A queue per model context, made on first use: one request at a time in each. Completions have
+    a context of their own in a server, so they never wait behind an answer being written; a
+    one-shot command's single request never waits at all."""
+
+    def __init__(self, max_waiting: int = 32, timeout_s: float = 60.0) -> None:
+        self.size = (max_waiting, timeout_s)
+        self.queues: dict[int, tuple[str, ModelQueue]] = {}  # id of a model -> (its name and role, its queue)
+        self.stopping = False
+        self._lock = threading.Lock()
+
+    def queue_for(self, llm, role: str = "ask") -> ModelQueue:
+        with self._lock:
+            if id(llm) not in self.queues:
+                queue = ModelQueue(*self.size)
+                if self.stopping:
+                    queue.stop()
+                self.queues[id(llm)] = (f"{llm.name} ({role})", queue)
+            return self.queues[id(llm)][1]
+
+    def turn(self, llm, client: str, cancelled: Callable[[], bool] = lambda: False):
+        """Hold `llm` for the block (ModelQueue.turn)."""
+        return self.queue_for(llm).turn(client, cancelled)
+
+    def depth(self) -> list[dict]:
+        return [{"model": name, **queue.depth()} for name, queue in list(self.queues.values())]
+
+    def stop(self) -> None:
+        """Wake every waiter and end every generation at its next token (SIGTERM, SIGINT)."""
+        self.stopping = True
+        for _, queue in list(self.queues.values()):
+            queue.stop()

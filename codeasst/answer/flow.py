@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeasst.answer import grounding
 from codeasst.index.chunkdb import Hit
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow
 from codeasst.index.roles import role_of
 from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.query import identifiers_in
-from codeasst.tasks import grounding
 
 FLOW = re.compile(
     r"^\W*(?:how\b|what happens|in what (?:order|way)|walk me through|trace\b|explain how|"

@@ -1,26 +1,28 @@
-"""The server's completion service: what /v1/complete and /v1/open keep between requests.
+"""Completions as the in-process assistant makes them, for `codeasst complete` and `codeasst serve` alike:
+what a completion keeps between requests.
 
 Per client (clients.py): the request it waits for (a newer one ends an older one), its recent
 files, the other files' context pinned for its current file, and its last suggestion, whose rest
-the type-ahead cache gives while the user types its first characters. Across clients: the A/B
-variants' models and which one wrote each suggestion (for the events). Both routes start from the
-same task step, `tasks.complete.prepare`, and take the model's turn in the server's queue for it.
+the type-ahead cache gives while the user types its first characters. Across clients: which model
+answers a key press (`variant`, the one place that decides it: complete.model, complete.variants,
+complete.invoked_model) and which one wrote each suggestion (for the events). A completion and a
+warm-up start from the same task step, `tasks.complete.prepare`, and take the model's turn in its
+queue (queue.py).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from codeasst.access.clients import ClientState, ClientTable, Typed
+from codeasst.access.queue import Left, Turns
 from codeasst.backends.base import LLM
-from codeasst.errors import UsageError
-from codeasst.serve.clients import ClientState, ClientTable, Typed
-from codeasst.serve.queue import Left, ModelQueue
-from codeasst.serve.streams import Failed
 from codeasst.services import Services
 from codeasst.tasks.complete import Prepared, complete_prepared, file_context, options_from, prepare, warm
 
@@ -29,10 +31,9 @@ from codeasst.tasks.complete import Prepared, complete_prepared, file_context, o
 class Completions:
     services: Services
     clients: ClientTable
-    queue_for: Callable[[LLM], ModelQueue]
-    stopping: Callable[[], bool]
-    numbers: Callable[[], int]
-    served: Counter  # route -> requests answered (/v1/health): the server's
+    turns: Turns
+    served: Counter  # operation -> requests answered (/v1/health)
+    numbers: itertools.count = field(default_factory=lambda: itertools.count(1))
     models: dict[str, LLM] = field(default_factory=dict)  # the A/B variants' models, built on first use
     variant_of: OrderedDict[str, str] = field(default_factory=OrderedDict)  # suggestion id -> its variant
 
@@ -40,18 +41,17 @@ class Completions:
     def kv_slots(self) -> int:
         return self.services.settings.serve.kv_slots
 
-    def _prepare(self, text: str, line: int, col: int, rel: str) -> Prepared:
-        try:
-            return prepare(self.services, text, line, col, rel)
-        except UsageError as exc:
-            raise Failed(422, str(exc)) from None
+    def stopping(self) -> bool:
+        return self.turns.stopping
 
-    def complete(self, rel: str, text: str, line: int, col: int, client_name: str, gone: threading.Event, *,
-                 trigger: str = "auto") -> dict:
-        """The suggestion for `client_name` at `line`, `col` of `text` (the file `rel`), as /v1/complete answers."""
-        number = self.numbers()
+    def complete(self, rel: str, text: str, line: int, col: int, client_name: str, gone: Callable[[], bool], *,
+                 trigger: str = "auto", check_ignored: Path | None = None) -> dict:
+        """The suggestion for `client_name` at `line`, `col` of `text` (the file `rel`): Suggestion.to_json()
+        with its id, the model that wrote it, or where the type-ahead cache gave it. `gone()` ends it early.
+        `check_ignored`: the file on disk, whose ignore rules may silence it."""
+        number = next(self.numbers)
         started = time.perf_counter()
-        prepared = self._prepare(text, line, col, rel)
+        prepared = prepare(self.services, text, line, col, rel, check_ignored=check_ignored)
         at = prepared.at
         known = self.clients.peek(client_name)
         if known is not None and (ahead := type_ahead(known, rel, at.prefix, at.suffix)) is not None:
@@ -67,11 +67,11 @@ class Completions:
             client.latest = number
 
             def superseded() -> bool:
-                return client.latest != number or gone.is_set() or self.stopping()
+                return client.latest != number or gone() or self.stopping()
 
             variant, llm = self.variant(number, trigger)
             try:
-                with self.queue_for(llm).turn(client_name, cancelled=superseded):
+                with self.turns.turn(llm, client_name, cancelled=superseded):
                     llm.switch(client_name, self.kv_slots)
                     context = self.context(client, rel, text, prepared, renew=False)
                     result = complete_prepared(self.services, prepared, text, cancelled=superseded, llm=llm,
@@ -87,10 +87,10 @@ class Completions:
         return {**result.to_json(), "id": suggestion_id, "model": variant}
 
     def open(self, rel: str, text: str, line: int | None, col: int | None, client_name: str,
-             gone: threading.Event) -> dict:
-        """Warm the prompt of `client_name`'s next request in `rel` (at the cursor, if known), as /v1/open answers."""
-        prepared = self._prepare(text, line, col or 1, rel) if line is not None else None
-        number = self.numbers()
+             gone: Callable[[], bool]) -> dict:
+        """Warm the prompt of `client_name`'s next request in `rel` (at the cursor, if known)."""
+        prepared = prepare(self.services, text, line, col or 1, rel) if line is not None else None
+        number = next(self.numbers)
         started = time.perf_counter()
         llm = self.services.complete_llm
         with self.clients.hold(client_name) as client:
@@ -99,10 +99,10 @@ class Completions:
             asked, client.opening = client.latest, number
 
             def superseded() -> bool:
-                return client.latest != asked or client.opening != number or gone.is_set() or self.stopping()
+                return client.latest != asked or client.opening != number or gone() or self.stopping()
 
             try:
-                with self.queue_for(llm).turn(client_name, cancelled=superseded):
+                with self.turns.turn(llm, client_name, cancelled=superseded):
                     llm.load()
                     llm.switch(client_name, self.kv_slots)
                     context = self.context(client, rel, text, prepared, renew=True)

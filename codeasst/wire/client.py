@@ -19,15 +19,17 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from codeasst.errors import CodeasstError
-from codeasst.serve import discovery
+from codeasst.wire import discovery
 
 
 class Cancel:
     """Set from any thread to end a request in flight: a served one has its connection closed (the
     server notices and stops its work), local work is asked `is_set` between tokens."""
 
-    def __init__(self) -> None:
-        self._event = threading.Event()
+    def __init__(self, event: threading.Event | None = None) -> None:
+        """`event`: one that someone else sets (a server's "the client left"), read by is_set; only
+        set() runs the hooks."""
+        self._event = event or threading.Event()
         self._lock = threading.Lock()
         self._hooks: list[Callable[[], None]] = []
 

@@ -9,7 +9,7 @@ explanation with every sentence held to the excerpt it cites.
   codeasst cannot back, so the sentence is left out and listed. A repeated sentence or item is
   left out, and an opening line ("... in the following excerpts:") with nothing after it too.
 - A sentence that states a relation between two code names ("A calls B", "A is called by B",
-  returns, raises, inherits from) is held to the code graph (codeasst.tasks.relations): a
+  returns, raises, inherits from) is held to the code graph (codeasst.answer.relations): a
   relation the code does not have, a backwards one included, is left out with why.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codeasst.tasks import grounding
+from codeasst.answer import grounding
 
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 # A definition's first line, in the languages the chunker parses.
@@ -261,7 +261,7 @@ class LineChecker:
                  relations: Callable[[str, list[str]], str | None] | None = None) -> None:
         self.excerpts = excerpts
         self.question = question
-        self.relations = relations  # why a relation the sentence states is not in the code (tasks/relations.py)
+        self.relations = relations  # why a relation the sentence states is not in the code (answer/relations.py)
         self.pending = ""
         self.held = ""  # an opening line ending in ":", shown only if something follows it
         self.seen: set[str] = set()

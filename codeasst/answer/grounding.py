@@ -23,7 +23,7 @@ from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # "[2]", "[1, 3]", "[Excerpt 2]", "[1][3]" is two matches.
 REFERENCE = re.compile(r"\[(?:excerpts?\s*)?(\d{1,2}(?:\s*(?:,|and)\s*\d{1,2})*)\]", re.IGNORECASE)
-# A citation the model wrote as a path (see tasks.ask.CITATION); here only to tell that a line has one.
+# A citation the model wrote as a path (see answer.ask.CITATION); here only to tell that a line has one.
 WRITTEN_PLACE = re.compile(r"[\w.-]+\.[A-Za-z0-9]+:\d+|(?:[\w.-]+/)+[\w.-]+:\d+")
 BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
 CALL = re.compile(r"(?<![\w.`])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\((?=[\w\s,'\"=*.)]{0,40}\))")

@@ -1,0 +1,314 @@
+"""`codeasst ask`: retrieve, then stream an answer whose citations are checked.
+
+Three systems answer: "checked" (the default; see answer.checking): the definitions that answer
+the question first, then the model's explanation with each sentence held to the excerpt it
+cites; "grounded" (the answer as issue 11 left it, answer.grounding) and "baseline" (as issue 4
+left it), kept so `codeasst eval ask` can measure them against each other in the same run."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+
+from codeasst import prompt
+from codeasst.answer import checking, flow, grounding
+from codeasst.answer.citations import Citation, attach_citations, check_citations, new_places
+from codeasst.answer.relations import RelationCheck
+from codeasst.backends.base import GenerationParams
+from codeasst.errors import UsageError
+from codeasst.index.graphdb import CodeGraph, read_graph
+from codeasst.index.indexer import Progress
+from codeasst.retrieve import intent
+from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
+from codeasst.retrieve.pipeline import Retrieval
+from codeasst.retrieve.query import ASSISTANT
+from codeasst.services import Services
+from codeasst.tasks.search import find, hits_json
+
+SYSTEMS = ("checked", "grounded", "baseline")
+DEFAULT_SYSTEM = "checked"
+# A question longer than this is cut to its informative lines (about 600 tokens): a pasted
+# log must not overflow the context window, and every prompt token delays the answer.
+QUESTION_CHARS = 2000
+# Short excerpts: more places fit the same budget, and the model quotes less code back.
+EXCERPT_CHARS = 600
+# The checked answer gives the model whole definitions, fewer of them: a fragment invites a
+# wrong detail (a parameter list or a message of the function next to it).
+WHOLE_CHARS = 1200
+
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str = ""
+    citations: list[Citation] = field(default_factory=list)
+    retrieval: Retrieval | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    system: str = "grounded"
+    identifiers: list[str] = field(default_factory=list)  # the code names the answer uses
+    ungrounded: list[str] = field(default_factory=list)  # those found nowhere in the repository
+    prompt_tokens: int | None = None
+    excerpts: list[grounding.Excerpt] = field(default_factory=list)  # what the grounded model saw
+    generated_tokens: int = 0
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (sentence, why) the checked answer dropped
+    # A non-answer: no verified citation, or the model says the excerpts fall short. Then `note`
+    # (where to look next) follows the text; it is codeasst's pointer, not a claim of the answer.
+    abstained: bool = False
+    note: str = ""
+
+    @property
+    def body(self) -> str:
+        """What the answer claims: its text without the note."""
+        return self.text.removesuffix(self.note)
+
+    def to_json(self) -> dict:
+        return {
+            "question": self.question,
+            "system": self.system,
+            "answer": self.text,
+            "citations": [asdict(c) for c in self.citations],
+            "identifiers": self.identifiers,
+            "ungrounded": self.ungrounded,
+            "hits": hits_json(self.retrieval.hits if self.retrieval else []),
+            "excerpts": [{"number": e.number, "path": e.path, "start_line": e.start_line, "end_line": e.end_line,
+                          "symbol": e.name} for e in self.excerpts],
+            "prompt_tokens": self.prompt_tokens,
+            "generated_tokens": self.generated_tokens,
+            "abstained": self.abstained,
+            "left_out": [{"text": text, "why": why} for text, why in self.left_out],
+            "timings": self.timings,
+            "dense": self.retrieval.dense if self.retrieval else None,
+        }
+
+
+def in_context(hits: list[Fused], budget_chars: int) -> list[Fused]:
+    """The best hits, in rank order, whose code fits the budget (the best one always does)."""
+    chosen, used = [], 0
+    for item in hits:
+        size = len(item.hit.text)
+        if chosen and used + size > budget_chars:
+            continue
+        chosen.append(item)
+        used += size
+    return chosen
+
+
+def render_context(hits: list[Fused], piped: str) -> str:
+    """`hits` as chosen by in_context. Piped text comes first; the excerpts follow, strongest
+    at both ends against "lost in the middle", each headed by its path and line range, the
+    citation the model should copy. Numbering every line would cost about 30% more prompt
+    tokens (Qwen spells digits one token each), and prompt processing is what the user waits for."""
+    parts = []
+    if piped:
+        parts.append(f"Input from stdin:\n```\n{piped}\n```\n")
+    for item in against_lost_in_the_middle(hits):
+        hit = item.hit
+        parts.append(f"[{hit.path}:{hit.start_line}-{hit.end_line}] {hit.name}\n{hit.text.rstrip()}\n")
+    return "\n".join(parts)
+
+
+@dataclass
+class _Plan:
+    """What the model is asked and what codeasst says before it, settled before the model writes."""
+
+    messages: list[dict]
+    shown: list[tuple[str, int, int]]  # the line ranges the model sees
+    lead: str = ""  # the definitions that answer, then the flow: true by construction
+    definitions: list[checking.Definition] = field(default_factory=list)
+    graph: CodeGraph | None = None  # for the relation check, closed when the answer ends
+
+
+def ask(services: Services, question: str, stdin_text: str | None = None, *,
+        progress: Progress | None = None, system: str = DEFAULT_SYSTEM, update_index: bool = True,
+        history: Sequence[tuple[str, str]] = ()) -> tuple[Answer, Iterator[str]]:
+    """Retrieve, then return the answer object and a stream of its text; citations are
+    checked, and the names the answer uses looked up, when the stream ends.
+
+    `history`: earlier (question, answer) turns of a conversation, already cut to the caller's
+    token budget. They go to the model as earlier messages, and a short follow-up ("and where
+    is it tested?") is retrieved together with the question before it."""
+    if system not in SYSTEMS:
+        raise UsageError(f"no answer system {system!r}; choose one of {', '.join(SYSTEMS)}")
+    cfg = services.settings.ask
+    started = time.perf_counter()
+    bounded = grounding.bound_question(question, QUESTION_CHARS)
+    # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
+    query = follow_up_query(bounded, history)
+    result = find(services, query, services.settings.retrieval.k, context=stdin_text,
+                  full_analysis=cfg.query_analysis, progress=progress, update_index=update_index, load_model=True)
+    answer = Answer(question, retrieval=result, timings=dict(result.timings), system=system)
+    answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
+    # Up to half the budget for piped text: its end, where a log or a trace says what matters.
+    piped = stdin_text[-(cfg.context_chars // 2):] if stdin_text else ""
+    budget = cfg.context_chars - len(piped)
+    if system == "baseline":
+        result.hits = in_context(result.hits, budget)  # what the model sees is what Sources lists
+        plan = _Plan(prompt.load("ask").messages(context=render_context(result.hits, piped), question=bounded),
+                     [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in result.hits])
+    else:
+        plan = _excerpt_plan(services, answer, bounded, piped, budget)
+    plan.messages = plan.messages[:1] + _earlier_turns(history) + plan.messages[1:]
+    llm = services.llm
+    answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(plan.messages))
+    return answer, _stream(services, answer, plan, bounded, started)
+
+
+def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, budget: int) -> _Plan:
+    """The grounded and checked answers' prompt: numbered excerpts; the checked one's lead first."""
+    cfg = services.settings.ask
+    result = answer.retrieval
+    checked = answer.system == "checked"
+    per_excerpt = WHOLE_CHARS if checked else EXCERPT_CHARS
+    answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt)
+    plan = _Plan([], [])
+    if checked:
+        # The lead is retrieval's, flow or not: the definition the best hits show.
+        plan.definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
+                                         intent.WANTED[result.intent], services.repo.root)
+        plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
+        flow_text = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if cfg.flow else ""
+        plan.lead = checking.render_lead(plan.definitions) + flow_text
+    ranks = sorted({e.rank for e in answer.excerpts})
+    result.hits = [result.hits[r] for r in ranks]
+    plan.messages = prompt.load("ask_checked" if checked else "ask_grounded").messages(
+        context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
+    plan.shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
+    return plan
+
+
+def _follow_flow(services: Services, answer: Answer, code_graph: CodeGraph | None, bounded: str, budget: int,
+                 per_excerpt: int) -> str:
+    """The flow lead where the question asks how something runs ("" where not, or none is found); the
+    definitions on its chain become the first excerpts, read whole, in call order."""
+    if code_graph is None or not flow.asks_for_flow(bounded):
+        return ""
+    result = answer.retrieval
+    path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded)
+    if path is None:
+        return ""
+    if len(path.chain) > 1:
+        chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
+        result.hits = chain + [f for f in result.hits if all(f is not c for c in chain)]
+        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(chain))
+    return path.render()
+
+
+def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, started: float) -> Iterator[str]:
+    """The answer's text as it comes: the lead, then the model's words as the checks let them through;
+    at its end, the answer's citations, abstention and names are settled."""
+    cfg = services.settings.ask
+    llm = services.llm
+    llm.reuse_prefix(llm.chat_prompt(plan.messages[:1]).removesuffix(ASSISTANT))
+    began = time.perf_counter()
+    pieces: list[str] = []
+    shown_text: list[str] = []
+    attached: list[Citation] = []
+
+    def on_attach(excerpt: grounding.Excerpt, line: str) -> None:
+        attached.append(Citation(excerpt.path, excerpt.start_line, excerpt.end_line, True,
+                                 f"codeasst matched the line to this excerpt: {line.strip()[:60]}", attached=True))
+
+    citing = grounding.CitingStream(answer.excerpts, on_attach) if answer.system != "baseline" else None
+    relations = RelationCheck(plan.graph, services.repo.root).why_wrong \
+        if plan.graph is not None and cfg.check_relations else None
+    checker = checking.LineChecker(answer.excerpts, bounded, relations) if answer.system == "checked" else None
+
+    def show(text: str) -> Iterator[str]:
+        """Every token gives the caller a turn, text or not: a server learns at the next token
+        that its client left, even while the checked answer holds a sentence back."""
+        if text and "first_token_s" not in answer.timings:
+            answer.timings["first_token_s"] = round(time.perf_counter() - started, 3)
+        shown_text.append(text)
+        yield text
+
+    try:
+        # What codeasst knows for certain reaches the user before the model reads its prompt.
+        yield from show(plan.lead)
+        params = GenerationParams(max_tokens=cfg.max_tokens, stop=("<|im_end|>",), repeat_penalty=1.1)
+        for token in llm.generate(llm.chat_prompt(plan.messages), params):
+            if not pieces:
+                answer.timings["model_first_token_s"] = round(time.perf_counter() - started, 3)
+            pieces.append(token.text)
+            answer.generated_tokens += 1
+            out = citing.feed(token.text) if citing else token.text
+            yield from show(checker.feed(out) if checker else out)
+            if citing and citing.reciting or checker and checker.done:
+                break
+            if token.text.endswith("\n") and _looping("".join(pieces)):
+                break
+        if citing:
+            out = citing.close()
+            yield from show(checker.feed(out) + checker.close() if checker else out)
+        answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
+        model_text = "".join(pieces)
+        _settle_citations(services, answer, plan, model_text, citing, checker, attached, "".join(shown_text))
+        if citing and answer.abstained:
+            answer.note = ("\n\nThe excerpts may not answer this fully; look next at: "
+                           f"{grounding.where_to_look(answer.excerpts)}")
+            shown_text.append(answer.note)
+            yield answer.note
+        answer.text = "".join(shown_text)
+        claims = answer.body[len(plan.lead):] if checker else model_text
+        answer.identifiers = grounding.named_identifiers(claims)
+        known = grounding.repo_words(services.repo.root, answer.retrieval.files)
+        answer.ungrounded = grounding.ungrounded(answer.identifiers, known)
+        answer.timings["total_s"] = round(time.perf_counter() - started, 3)
+    finally:
+        if plan.graph is not None:
+            plan.graph.close()
+
+
+def _settle_citations(services: Services, answer: Answer, plan: _Plan, model_text: str, citing, checker,
+                      attached: list[Citation], shown: str) -> None:
+    """The answer's citations once the model is done, and whether it abstained (no verified citation,
+    or the model says the excerpts fall short)."""
+    root, hits = services.repo.root, answer.retrieval.hits
+    if citing:
+        # The model's own citations: its "[n]" references, resolved (the attached ones are not in it).
+        written = grounding.REFERENCE.sub(
+            lambda m: ", ".join(citing.by_number[int(n)].place for n in re.findall(r"\d+", m.group(1))
+                                if int(n) in citing.by_number) or m.group(0), model_text)
+        answer.citations = check_citations(root, written, hits, shown=plan.shown)
+        answer.citations += new_places(attached, answer.citations)
+        if checker:
+            # Only the citations of what is shown: a sentence left out takes its citation with it.
+            kept = shown[len(plan.lead):]
+            listed = [Citation(d.path, d.line, d.end_line, True, "codeasst's definition listing", attached=True)
+                      for d in plan.definitions]
+            answer.citations = new_places(
+                listed + [c for c in answer.citations if f"{c.path}:{c.start_line}" in kept], [])
+            answer.left_out = checker.dropped
+    else:
+        answer.citations = check_citations(root, model_text, hits)
+        answer.citations += attach_citations(model_text, hits, answer.citations)
+    answer.abstained = not any(c.verified for c in answer.citations) or grounding.says_no_answer(model_text)
+
+
+# A follow-up this short leans on the question before it for its subject.
+FOLLOW_UP_WORDS = 8
+
+
+def follow_up_query(question: str, history: Sequence[tuple[str, str]]) -> str:
+    """What to retrieve for `question`: itself, or with the previous question when it is a short follow-up."""
+    if not history or len(question.split()) > FOLLOW_UP_WORDS:
+        return question
+    return f"{history[-1][0]}\n{question}"
+
+
+def _earlier_turns(history: Sequence[tuple[str, str]]) -> list[dict]:
+    messages = []
+    for question, reply in history:
+        messages += [{"role": "user", "content": question}, {"role": "assistant", "content": reply}]
+    return messages
+
+
+def _looping(text: str, repeats: int = 3) -> bool:
+    """A small model in a loop repeats a line; stop it rather than print the same line forever."""
+    lines = [re.sub(r"\d+", "#", line.strip())[:60] for line in text.splitlines() if line.strip()]
+    return len(lines) >= repeats and len(set(lines[-repeats:])) == 1 or (
+        len(lines) >= 2 * repeats and len(set(lines[-2 * repeats:])) <= 2)
+
+
