@@ -17,11 +17,11 @@ import re
 import sys
 from pathlib import Path
 
+from codeasst.answer.ask import ask
+from codeasst.answer.relations import stated
 from codeasst.evals.repos import repo_dir
 from codeasst.evals.rows import load_rows
 from codeasst.services import build_services
-from codeasst.answer.ask import ask
-from codeasst.answer.relations import stated
 
 SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])|\n+")
 

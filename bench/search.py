@@ -74,8 +74,8 @@ def model_speed(repo: Path, model: str | None = None) -> str:
 def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[float]]:
     """The same queries in one process that loaded the models once, as a long-lived
     server or the TUI holds them: what is left once start-up and loading are paid."""
-    from codeasst.services import build_services
     from codeasst.answer.ask import ask
+    from codeasst.services import build_services
     from codeasst.tasks.search import search
 
     services = build_services(repo)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from codeasst.access.events import Events
-from codeasst.index.indexer import Progress
+from codeasst.index.summary import Progress
 from codeasst.services import Services
 from codeasst.wire.client import Cancel
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 
 from codeasst.errors import CodeasstError
-from codeasst.index.indexer import Progress
+from codeasst.index.summary import Progress
 
 # An answer as it comes (see above). Closing it stops the model where it is.
 Events = Iterator[dict]

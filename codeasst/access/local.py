@@ -20,7 +20,7 @@ from codeasst.access.completion import Completions
 from codeasst.access.events import Events, answer_events
 from codeasst.access.queue import Turns
 from codeasst.errors import IndexLocked
-from codeasst.index.indexer import Progress
+from codeasst.index.summary import Progress
 from codeasst.services import Services
 from codeasst.wire.client import Cancel
 
@@ -108,6 +108,8 @@ class Local(Assistant):
         target = self._absolute(path)
         if text is None:
             text = read_source(target, options_from(self.services).max_file_bytes, for_write=False).text
+        else:  # an editor's buffer, as the file would be read
+            text = text.replace("\r\n", "\n")
         with self.turns.turn(self.services.llm, client, cancelled=_asked(cancel)):
             result = fix_buffer(self.services, target, text, line=line)
         self.served["fix"] += 1
@@ -135,14 +137,19 @@ class Local(Assistant):
 
         return symbols(self.services, query, limit=limit)
 
-    def event(self, kind: str, suggestion_id: str, shown_length: int = 0, accepted_length: int = 0) -> None:
-        from codeasst.wire.events import EventStore
-
+    @property
+    def events(self):
+        """The suggestion event store (wire.events.EventStore), opened on first use."""
         with self._events_lock:
             if self._events is None:
+                from codeasst.wire.events import EventStore
+
                 self._events = EventStore.open_default()
-            variant = self.completions.variant_named(suggestion_id)  # the model that wrote it
-            self._events.record(kind, suggestion_id, variant, shown_length, accepted_length)
+            return self._events
+
+    def event(self, kind: str, suggestion_id: str, shown_length: int = 0, accepted_length: int = 0) -> None:
+        variant = self.completions.variant_named(suggestion_id)  # the model that wrote it
+        self.events.record(kind, suggestion_id, variant, shown_length, accepted_length)
 
     def close(self) -> None:
         self.turns.stop()

@@ -14,7 +14,7 @@ from pathlib import Path
 from codeasst.access.base import Assistant
 from codeasst.access.events import Events, replay_progress
 from codeasst.errors import CodeasstError
-from codeasst.index.indexer import Progress
+from codeasst.index.summary import Progress
 from codeasst.services import Services
 from codeasst.wire.client import Cancel, ServerClient, Unreachable
 

@@ -19,7 +19,7 @@ from codeasst.answer.relations import RelationCheck
 from codeasst.backends.base import GenerationParams
 from codeasst.errors import UsageError
 from codeasst.index.graphdb import CodeGraph, read_graph
-from codeasst.index.indexer import Progress
+from codeasst.index.summary import Progress
 from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval

@@ -141,7 +141,7 @@ class ChatApp(App):
     def load_status(self) -> None:
         try:
             status = self.assistant.status()
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see failures.problem)
             self.call_from_thread(self.notify, problem(exc), severity="error")
             return
         self.call_from_thread(self._set_status, status)
@@ -221,7 +221,7 @@ class ChatApp(App):
         try:
             turn = self.assistant.answer(question, earlier, on_text=on_text, cancelled=self._cancel.is_set,
                                          progress=progress)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see failures.problem)
             turn = Turn(question, state="failed")
             self.call_from_thread(self._answered, view, stream, turn, progress, problem(exc))
             return
@@ -306,7 +306,7 @@ class ChatApp(App):
         progress = IndexProgress(self, view)
         try:
             found = self.assistant.search(query, progress=progress)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see failures.problem)
             self.call_from_thread(self._done, view, problem(exc), "error")
             return
         finally:
@@ -332,7 +332,7 @@ class ChatApp(App):
     def _propose_fix(self, path: str, view: TurnView) -> None:
         try:
             proposal = self.assistant.propose_fix(path)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see failures.problem)
             self.call_from_thread(self._done, view, problem(exc), "error")
             return
         self.call_from_thread(self._show_fix, view, proposal)
@@ -357,7 +357,7 @@ class ChatApp(App):
     def _apply_fix(self, proposal: FixProposal, view: TurnView) -> None:
         try:
             message = self.assistant.apply_fix(proposal)
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see failures.problem)
             self.call_from_thread(view.note, f"{problem(exc)}; the file was not changed", "error")
         else:
             self.call_from_thread(view.note, f"{proposal.summary}. {message[:1].upper()}{message[1:]}.")
@@ -373,7 +373,7 @@ class ChatApp(App):
                 current = self._status.model if self._status else "?"
                 text = f"In use: **{current}**. Installed: " + ", ".join(
                     f"`{m}`" for m in self.assistant.models()) + ". `/model NAME` switches."
-        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see problem)
+        except Exception as exc:  # noqa: BLE001 (one line in the conversation; see failures.problem)
             self.call_from_thread(self._done, view, problem(exc), "error")
             return
         self.call_from_thread(self._done, view, text)

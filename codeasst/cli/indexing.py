@@ -115,7 +115,7 @@ def search(
     if explain:
         from codeasst.retrieve.intent import explain_lines
 
-        for line in explain_lines(query, services.settings.retrieval.roles):
+        for line in explain_lines(query, services.settings.retrieval.roles, services.loaded):
             typer.echo(line)
     for hit in hits:
         typer.echo(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}  {hit['symbol']}  "

@@ -31,11 +31,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from codeasst.answer.ask import SYSTEMS, ask
 from codeasst.errors import CodeasstError, UsageError
 from codeasst.evals.facts import check_row, has_key, score_facts
-from codeasst.evals.retrieval import SPLIT_CHOICES, load_rows, repo_dir
+from codeasst.evals.repos import repo_dir
+from codeasst.evals.rows import SPLIT_CHOICES, load_rows
 from codeasst.services import Services, build_services
-from codeasst.answer.ask import SYSTEMS, ask
 
 # Settings of `ask` chosen by looking at answers, and the rows they were chosen on: a figure on
 # those rows is in-sample for them (the report says so).

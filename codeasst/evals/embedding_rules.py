@@ -50,5 +50,5 @@ def stages(result: Retrieval, cfg, lexical: dict[str, set[str]]) -> dict[str, li
         if RULES[name] is None:
             rankings = {k: v for k, v in rankings.items() if k not in DENSE}
         fused = fuse(rankings, cfg, long)
-        out[name] = intent.weigh(fused, result.intent) if cfg.roles else fused
+        out[name] = intent.weigh(fused, result.intent, cfg.off_intent) if cfg.roles else fused
     return out

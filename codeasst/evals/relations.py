@@ -18,7 +18,8 @@ from contextlib import closing
 from pathlib import Path
 
 from codeasst.answer.relations import RelationCheck, stated
-from codeasst.evals.retrieval import jsonl_rows, repo_dir
+from codeasst.evals.repos import repo_dir
+from codeasst.evals.rows import jsonl_rows
 from codeasst.index.graphdb import read_graph
 from codeasst.services import build_services
 

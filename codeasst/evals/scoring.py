@@ -91,7 +91,7 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings,
     HyDE (what skipping it would cost), and reranked. A retriever the pipeline skipped on this
     query (HyDE and rg on a long one) is no stage of it: "not run" is not a ranking that found
     nothing, and scoring it as one would drag that retriever's figures down."""
-    stages = {name: as_fused(result.rankings[name], name)
+    stages = {name: as_fused(result.rankings[name], name, cfg)
               for name in (*SINGLE, *LONG_SINGLE) if name in result.rankings}
     if "dense-en" not in result.rankings:  # an English question: its English query is the question
         stages["dense-en"] = stages["dense"]
@@ -102,10 +102,10 @@ def stages_of(result: Retrieval, cfg: RetrievalSettings,
     if cfg.roles:
         stages[ROLES_OFF] = rest
     if "bm25-chunks" in result.rankings:
-        stages[NO_CHUNK_BM25] = intent.weigh(rest, result.intent) if cfg.roles else rest
+        stages[NO_CHUNK_BM25] = intent.weigh(rest, result.intent, cfg.off_intent) if cfg.roles else rest
     if "bm25-files" in result.rankings:  # search before the file stage (issue 35)
         before = fuse({k: v for k, v in result.rankings.items() if k != "bm25-files"}, cfg, long)
-        stages[NO_FILE_BM25] = intent.weigh(before, result.intent) if cfg.roles else before
+        stages[NO_FILE_BM25] = intent.weigh(before, result.intent, cfg.off_intent) if cfg.roles else before
     if "hyde" in result.rankings:
         stages["fused without hyde"] = fuse({k: v for k, v in result.rankings.items() if k != "hyde"}, cfg, long)
     if result.reranked is not None:

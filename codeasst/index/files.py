@@ -242,6 +242,23 @@ def decode_source(data: bytes) -> tuple[str | None, str | None]:
     return text, None
 
 
+def inside(root: Path, path: Path) -> list[str]:
+    """`path` (absolute, or relative to `root`) relative to `root` as POSIX names: as written, then as its
+    symlinks resolve (one name where both agree). ValueError saying how it leads out where either lies
+    outside the repository. The one containment check: `codeasst serve` guards every path a request
+    names with it, `codeasst lsp` every document it is sent."""
+    named = Path(os.path.abspath(path if path.is_absolute() else root / path))
+    real = Path(os.path.realpath(named))
+    rels = []
+    for candidate, base, what in ((named, Path(os.path.abspath(root)), ""),
+                                  (real, Path(os.path.realpath(root)), " through a symlink")):
+        try:
+            rels.append(candidate.relative_to(base).as_posix())
+        except ValueError:
+            raise ValueError(f"leads outside the repository {root}{what}") from None
+    return list(dict.fromkeys(rels))
+
+
 def explain(root: Path, target: Path, rules: IgnoreRules, max_file_bytes: int) -> tuple[bool, str]:
     """Whether `target` would be indexed, and why, naming the rule and its file."""
     if not target.exists() and not target.is_symlink():

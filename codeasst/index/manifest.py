@@ -67,12 +67,30 @@ class Manifest:
             raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None
         self.chunks = chunkdb.ChunkTable(self._db)
 
-    def _migrate(self) -> None:
+    def _version(self) -> int:
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise IndexCorrupt(f"index manifest {self.path} was written by a newer codeasst")
-        for number, step in enumerate(_MIGRATIONS[version:], start=version + 1):
-            self._db.executescript(step + f"\nPRAGMA user_version = {number};")
+        return version
+
+    def _migrate(self) -> None:
+        """The schema brought up to date under the write lock, the version read again once it is held:
+        two processes opening a new manifest at once would otherwise both run the same step (the
+        second failing on `duplicate column`). Statement by statement: executescript commits first."""
+        if self._version() == SCHEMA_VERSION:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._version()
+            for number, step in enumerate(_MIGRATIONS[version:], start=version + 1):
+                for statement in step.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {number}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def entries(self) -> dict[str, Entry]:
         try:

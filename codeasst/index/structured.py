@@ -60,9 +60,7 @@ def pack(lines: Lines, start: int, end: int, max_chars: int, breaks: Sequence[in
     out = []
     cur = start
     while cur <= end:
-        stop = cur
-        while stop < end and lines.size(cur, stop + 1) <= max_chars:
-            stop += 1
+        stop = _furthest(lines, cur, end, max_chars)
         if stop < end:
             i = bisect.bisect_right(breaks, stop + 1) - 1
             if i >= 0 and cur < breaks[i] and lines.size(cur, breaks[i] - 1) >= max_chars // 2:
@@ -72,14 +70,21 @@ def pack(lines: Lines, start: int, end: int, max_chars: int, breaks: Sequence[in
     return out
 
 
+def _furthest(lines: Lines, cur: int, end: int, max_chars: int) -> int:
+    """The last line, from `cur` up to `end`, that a window starting at `cur` holds within `max_chars`
+    (`cur` itself at least)."""
+    stop = cur
+    while stop < end and lines.size(cur, stop + 1) <= max_chars:
+        stop += 1
+    return stop
+
+
 def windows(lines: Lines, start: int, end: int, max_chars: int, overlap: int) -> list[tuple[int, int]]:
     """Line windows of at most ``max_chars`` that repeat up to ``overlap`` lines of the previous one."""
     out = []
     cur = start
     while cur <= end:
-        stop = cur
-        while stop < end and lines.size(cur, stop + 1) <= max_chars:
-            stop += 1
+        stop = _furthest(lines, cur, end, max_chars)
         out.append((cur, stop))
         if stop >= end:
             break

@@ -174,7 +174,7 @@ class VectorStore:
         return [(id_, 1.0 - dist) for id_, dist in zip(result["ids"][0], result["distances"][0], strict=True)]
 
     def ids(self) -> list[str]:
-        """Every stored vector's id (a chunk id: codeasst.index.indexer.chunk_id)."""
+        """Every stored vector's id (a chunk id: codeasst.index.fingerprint.chunk_id)."""
         if self.collection is None:
             return []
         with _chroma_errors("read vector ids"):

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from codeasst.index.files import inside
+
 _WORD_END = re.compile(r"[A-Za-z_][A-Za-z_0-9]*$")
 
 
@@ -33,12 +35,11 @@ def path_in(root: Path, uri: str) -> tuple[Path, str]:
     """The file a `file:` URI names and its path relative to `root`; Refused for another scheme, or a
     file outside the repository, symlinks followed (a link inside that leads out is outside)."""
     target = file_of(uri)
-    resolved_root = root.resolve()
     try:
-        rel = target.resolve().relative_to(resolved_root)
-    except (ValueError, OSError, RuntimeError):
+        rels = inside(root, target)  # as codeasst serve checks every path a request names
+    except ValueError:
         raise Refused(f"{uri}: outside the repository {root}") from None
-    return target, rel.as_posix()
+    return target, rels[-1]
 
 
 @dataclass(frozen=True)

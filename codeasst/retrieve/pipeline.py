@@ -19,8 +19,8 @@ from pathlib import Path
 from codeasst.backends.base import LLM, Embedder
 from codeasst.config import RetrievalSettings
 from codeasst.index.chunker import language_for
-from codeasst.index.indexer import IndexSummary
 from codeasst.index.store import ChunkStore, Hit
+from codeasst.index.summary import IndexSummary
 from codeasst.retrieve import evidence, intent, lexical, reports
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
@@ -127,7 +127,7 @@ def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings, long: bool = Fa
 class _Plan:
     """What retrieve() does with one query, decided before any retriever runs."""
 
-    question: str  # cleaned (evidence.clean)
+    question: str  # cleaned (evidence.clean, by the caller)
     long: bool  # a pasted report or log, read for its clues and words (reports.py)
     english: bool
     hyde: bool
@@ -137,7 +137,6 @@ class _Plan:
 
 
 def _plan(cfg: RetrievalSettings, question: str, k: int | None, full_analysis: bool) -> _Plan:
-    question = evidence.clean(question)
     long = evidence.is_long(question)
     # HyDE and keywords of a whole report cost seconds and add little: a long query gets neither.
     # An explicit k is a request for exactly that many hits; otherwise weak ones are dropped.
@@ -147,14 +146,13 @@ def _plan(cfg: RetrievalSettings, question: str, k: int | None, full_analysis: b
 
 def retrieve(sources: Sources, question: str, k: int | None = None, *, context: str | None = None,
              full_analysis: bool = True, timings: dict[str, float] | None = None) -> Retrieval:
-    """`context` is text the user piped in (a diff, a log, a traceback): the places it names
-    and its own meaning become two more retrievers. Without `full_analysis` the LLM only
-    translates a question not in English: no HyDE, no keywords beyond those it comes with.
-    `timings` are the caller's, reported with retrieval's own."""
+    """`question` is cleaned (evidence.clean) and `sources.llm` set only where the model has work
+    (tasks.search.find decides both, once). `context` is text the user piped in (a diff, a log, a
+    traceback): the places it names and its own meaning become two more retrievers. Without
+    `full_analysis` the LLM only translates a question not in English: no HyDE, no keywords beyond
+    those it comes with. `timings` are the caller's, reported with retrieval's own."""
     plan = _plan(sources.settings, question, k, full_analysis)
     context = evidence.clean(context) if context else context
-    if plan.long and plan.english:  # the LLM would only translate a long query's condensed form
-        sources = replace(sources, llm=None)
     clock = _Clock()
     clock.timings.update(timings or {})
     rankings, analysis, embedder = _first_rankings(sources, plan, clock)

@@ -82,6 +82,10 @@ class ServerState:
         return self.assistant.completions.clients
 
     @property
+    def events(self) -> EventStore:
+        return self.assistant.events
+
+    @property
     def served(self) -> Counter:
         return self.assistant.served
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from codeasst.errors import UsageError
-from codeasst.index.files import IgnoreRules, excluded
+from codeasst.index.files import IgnoreRules, excluded, inside
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 OPEN_ROUTES = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
@@ -122,17 +121,12 @@ def guard_path(root: Path, path: str) -> tuple[Path, str]:
     PathRefused (403) when it, or the file it resolves to through any symlinks, lies outside the
     repository or is excluded by the index's ignore rules. The one check every route that takes a
     path calls."""
-    named = Path(path) if Path(path).is_absolute() else root / path
-    named = Path(os.path.abspath(named))
-    real = Path(os.path.realpath(named))
-    rels = []
-    for candidate, what in ((named, ""), (real, " through a symlink")):
-        try:
-            rels.append(candidate.relative_to(root).as_posix())
-        except ValueError:
-            raise PathRefused(f"{path} leads outside the repository {root}{what}", 403) from None
+    try:
+        rels = inside(root, Path(path))
+    except ValueError as exc:
+        raise PathRefused(f"{path} {exc}", 403) from None
     rules = IgnoreRules(root)
-    for rel in dict.fromkeys(rels):
+    for rel in rels:
         if why := excluded(rules, rel):
             raise PathRefused(f"{path} is ignored ({why})", 403)
-    return named, rels[0]
+    return root / rels[0], rels[0]

@@ -79,81 +79,11 @@ class LineStream(Response):
         self.ended = "client gone"
 
     async def __call__(self, scope, receive, send) -> None:
-        loop = asyncio.get_running_loop()
-        lines: asyncio.Queue = asyncio.Queue()
-        pending = [0]  # bytes handed over and not yet written
-        lock = threading.Lock()
-        cut = asyncio.Event()
-
-        def emit(item: dict) -> None:
-            if self.gone.is_set() or self.stopping():
-                raise Gone
-            data = (json.dumps(item) + "\n").encode()
-            with lock:
-                pending[0] += len(data)
-                over = pending[0] > self.max_bytes
-            if over:
-                self.ended = "slow reader"
-                self.gone.set()
-                loop.call_soon_threadsafe(cut.set)
-                raise Gone
-            loop.call_soon_threadsafe(lines.put_nowait, data)
-
-        def run() -> None:
-            try:
-                self.work(emit, self.gone)
-                loop.call_soon_threadsafe(lines.put_nowait, None)
-            except Gone:
-                # Stopping, the client is told so (if it is still there); gone, nobody is listening.
-                loop.call_soon_threadsafe(lines.put_nowait, failure(Stopping()) if self.stopping() else None)
-            except Left:  # it left the queue because its client is gone: nobody to tell
-                loop.call_soon_threadsafe(lines.put_nowait, None)
-            except BaseException as exc:  # noqa: BLE001 - every failure becomes the client's answer
-                loop.call_soon_threadsafe(lines.put_nowait, failure(exc))
-
-        async def watch() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    self.gone.set()
-                    return
-
-        async def write() -> None:
-            started = False
-            while True:
-                item = await lines.get()
-                if isinstance(item, Failed):
-                    self.ended = str(item.status)
-                    if not started:
-                        body = json.dumps(item.to_json()).encode()
-                        headers = [(b"content-type", b"application/json")]
-                        if item.status == 429:
-                            headers.append((b"retry-after", b"2"))
-                        await send({"type": "http.response.start", "status": item.status, "headers": headers})
-                        await send({"type": "http.response.body", "body": body})
-                        return
-                    item = (json.dumps({"type": "error", "status": item.status, **item.to_json()}) + "\n").encode()
-                    await send({"type": "http.response.body", "body": item, "more_body": True})
-                    item = None
-                if not started:
-                    await send({"type": "http.response.start", "status": 200,
-                                "headers": [(b"content-type", self.media_type.encode())]})
-                    started = True
-                if item is None:
-                    if self.ended == "client gone" and not self.gone.is_set():
-                        self.ended = "done"
-                    elif self.stopping():
-                        self.ended = "stopping"
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
-                    return
-                with lock:
-                    pending[0] -= len(item)
-                await send({"type": "http.response.body", "body": item, "more_body": True})
-
-        threading.Thread(target=run, name="codeasst-stream", daemon=True).start()
-        watcher = asyncio.ensure_future(watch())
-        writer = asyncio.ensure_future(write())
-        cutter = asyncio.ensure_future(cut.wait())
+        pump = _Pump(self, asyncio.get_running_loop())
+        threading.Thread(target=pump.run, name="codeasst-stream", daemon=True).start()
+        watcher = asyncio.ensure_future(self._watch(receive))
+        writer = asyncio.ensure_future(pump.write(send))
+        cutter = asyncio.ensure_future(pump.cut.wait())
         try:
             # A slow reader is cut off: its writer, stuck sending, is cancelled and the connection dropped.
             await asyncio.wait({writer, cutter}, return_when=asyncio.FIRST_COMPLETED)
@@ -166,3 +96,90 @@ class LineStream(Response):
             for task in (watcher, writer, cutter):
                 task.cancel()
             self.on_end(self.ended)
+
+    async def _watch(self, receive) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.gone.set()
+                return
+
+
+class _Pump:
+    """One stream's lines, from the work's thread to the connection: `emit` and `run` in the thread,
+    `write` on the event loop, `pending` bytes handed over and not yet written."""
+
+    def __init__(self, stream: LineStream, loop: asyncio.AbstractEventLoop) -> None:
+        self.stream = stream
+        self.loop = loop
+        self.lines: asyncio.Queue = asyncio.Queue()
+        self.pending = 0
+        self.lock = threading.Lock()
+        self.cut = asyncio.Event()
+
+    def _put(self, item) -> None:
+        self.loop.call_soon_threadsafe(self.lines.put_nowait, item)
+
+    def emit(self, item: dict) -> None:
+        stream = self.stream
+        if stream.gone.is_set() or stream.stopping():
+            raise Gone
+        data = (json.dumps(item) + "\n").encode()
+        with self.lock:
+            self.pending += len(data)
+            over = self.pending > stream.max_bytes
+        if over:
+            stream.ended = "slow reader"
+            stream.gone.set()
+            self.loop.call_soon_threadsafe(self.cut.set)
+            raise Gone
+        self._put(data)
+
+    def run(self) -> None:
+        try:
+            self.stream.work(self.emit, self.stream.gone)
+            self._put(None)
+        except Gone:
+            # Stopping, the client is told so (if it is still there); gone, nobody is listening.
+            self._put(failure(Stopping()) if self.stream.stopping() else None)
+        except Left:  # it left the queue because its client is gone: nobody to tell
+            self._put(None)
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes the client's answer
+            self._put(failure(exc))
+
+    async def write(self, send) -> None:
+        stream = self.stream
+        started = False
+        while True:
+            item = await self.lines.get()
+            if isinstance(item, Failed):
+                stream.ended = str(item.status)
+                if not started:
+                    await _refuse(send, item)
+                    return
+                item = (json.dumps({"type": "error", "status": item.status, **item.to_json()}) + "\n").encode()
+                await send({"type": "http.response.body", "body": item, "more_body": True})
+                item = None
+            if not started:
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", stream.media_type.encode())]})
+                started = True
+            if item is None:
+                if stream.ended == "client gone" and not stream.gone.is_set():
+                    stream.ended = "done"
+                elif stream.stopping():
+                    stream.ended = "stopping"
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            with self.lock:
+                self.pending -= len(item)
+            await send({"type": "http.response.body", "body": item, "more_body": True})
+
+
+async def _refuse(send, failed: Failed) -> None:
+    """Work that failed before its first line answers with its own status, not a 200."""
+    headers = [(b"content-type", b"application/json")]
+    if failed.status == 429:
+        headers.append((b"retry-after", b"2"))
+    await send({"type": "http.response.start", "status": failed.status, "headers": headers})
+    await send({"type": "http.response.body", "body": json.dumps(failed.to_json()).encode()})

@@ -94,6 +94,7 @@ class Prepared:
     at: Position
     options: CompleteOptions
     silence: str = ""
+    checked: gate.Checked | None = None  # what the gate read, so complete() does not parse the text again
 
 
 def prepare(services: Services, text: str, line: int, col: int, path: str, options: CompleteOptions | None = None,
@@ -101,8 +102,10 @@ def prepare(services: Services, text: str, line: int, col: int, path: str, optio
     """The request at `line`, `col` of `text` (the file `path`); UsageError for a position outside it."""
     options = options or options_from(services)
     at = split_at(text.replace("\r\n", "\n"), line, col)
-    why = ignored_reason(services, check_ignored) if check_ignored is not None else ""
-    return Prepared(path, at, options, why or silence_reason(at, path, options))
+    if why := ignored_reason(services, check_ignored) if check_ignored is not None else "":
+        return Prepared(path, at, options, why)
+    checked = gate.check(at.prefix, at.suffix, grammar_for(path), options)
+    return Prepared(path, at, options, checked.reason, checked)
 
 
 def complete_at(services: Services, text: str, line: int, col: int, path: str,
@@ -127,7 +130,7 @@ def complete_prepared(services: Services, prepared: Prepared, text: str, *, canc
     if context is None:
         context = file_context(services, prepared, text, root)
     return complete(llm, prepared.at.prefix, prepared.at.suffix, grammar_for(prepared.path), prepared.options,
-                    path=prepared.path, cancelled=cancelled, **context)
+                    path=prepared.path, cancelled=cancelled, checked=prepared.checked, **context)
 
 
 def file_context(services: Services, prepared: Prepared | None, text: str, root: Path | None = None, *,

@@ -15,7 +15,8 @@ from contextlib import closing
 from codeasst.backends.base import LLM
 from codeasst.config import RetrievalSettings
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
-from codeasst.index.indexer import Indexer, IndexSummary, Progress
+from codeasst.index.indexer import Indexer
+from codeasst.index.summary import IndexSummary, Progress
 from codeasst.retrieve import evidence
 from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.pipeline import Retrieval, Sources, retrieve

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from codeasst.answer.relations import RelationCheck, stated
 from codeasst.index.graphdb import CodeGraph
 from codeasst.services import build_services
-from codeasst.answer.relations import RelationCheck, stated
 from tests.e2e.conftest import run_json
 from tests.unit.test_flow_relations import TREE
 

@@ -5,7 +5,8 @@ the editor's own code and saved by `:write`. Neovim 0.7 declares codeAction reso
 edit comes in the codeAction/resolve answer; with that capability taken away, the action carries the
 command codeasst.fixFile and the edit comes as workspace/applyEdit, the path of clients without it.
 
-CI installs nvim via `make test`; where it is missing the test is skipped.
+CI installs nvim via `make test`; where it is missing, or older than the 0.7 this test drives (its
+Lua API: vim.lsp.start_client, vim.diagnostic), the test is skipped, and the skip names the version found.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from tests.e2e.conftest import run_cli
 
 pytestmark = pytest.mark.slow
 
-NVIM = shutil.which("nvim")
+TESTED = (0, 7)  # the oldest Neovim this test drives: Debian 12's 0.7.2
 
 MODULE = '''\
 def add(a, b):
@@ -203,13 +205,31 @@ end)()
 '''
 
 
+@pytest.fixture
+def nvim() -> str:
+    """The nvim to drive; the test is skipped, saying why, where there is none or it is older than TESTED."""
+    found = shutil.which("nvim")
+    if found is None:
+        pytest.skip("nvim is not installed (CI installs it via `make test`)")
+    try:
+        printed = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"`{found} --version` failed: {exc}")
+    first = printed.splitlines()[0] if printed.strip() else "nothing"
+    version = re.match(r"NVIM v(\d+)\.(\d+)", first)
+    if version is None:
+        pytest.skip(f"`{found} --version` printed {first!r}, not Neovim's version")
+    if (int(version[1]), int(version[2])) < TESTED:
+        pytest.skip(f"{found} is {first}, older than the Neovim {TESTED[0]}.{TESTED[1]} this test drives")
+    return found
+
+
 def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else f"({path}: none)"
 
 
-@pytest.mark.skipif(NVIM is None, reason="nvim is not installed (CI installs it via `make test`)")
 @pytest.mark.parametrize("resolve", [True, False], ids=["resolve", "command"])
-def test_neovim_gets_diagnostics_a_completion_and_the_file_fixed(make_repo, tmp_path, codeasst_home, resolve):
+def test_neovim_gets_diagnostics_a_completion_and_the_file_fixed(nvim, make_repo, tmp_path, codeasst_home, resolve):
     repo = make_repo({"calc.py": MODULE})
     out = tmp_path / "nvim-result.json"
     script = tmp_path / "e2e.lua"
@@ -220,7 +240,7 @@ def test_neovim_gets_diagnostics_a_completion_and_the_file_fixed(make_repo, tmp_
            "E2E_RESOLVE": "1" if resolve else "0",
            **{name: str(editor_home / name) for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
                                                          "XDG_STATE_HOME")}}
-    editor = subprocess.Popen([NVIM, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-c", f"luafile {script}"],
+    editor = subprocess.Popen([nvim, "--headless", "--clean", "-u", "NONE", "-i", "NONE", "-c", f"luafile {script}"],
                               cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
     try:

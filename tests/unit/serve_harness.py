@@ -18,8 +18,8 @@ import uvicorn
 
 from codeasst.backends.base import GenerationParams, Token
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
-from codeasst.wire.events import EventStore
 from codeasst.services import build_services
+from codeasst.wire.events import EventStore
 
 
 class SlowLLM(ScriptedLLM):

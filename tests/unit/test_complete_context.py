@@ -12,9 +12,9 @@ from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.complete.context import RING_FILES, RecentFiles, imported_definitions, related_chunks
 from codeasst.complete.fim import CompleteOptions
 from codeasst.serve.app import create_app
-from codeasst.wire.events import EventStore
 from codeasst.services import build_services
 from codeasst.tasks.complete import complete_at, other_files
+from codeasst.wire.events import EventStore
 
 CORE = '''\
 import os

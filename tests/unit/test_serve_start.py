@@ -16,7 +16,7 @@ def test_the_server_listens_before_it_announces_itself(make_repo, monkeypatch):
     """A client that finds the announcement at once must be able to connect, not be refused
     (the typing replay once was, in the moment between the two)."""
     services = build_services(make_repo({"mod.py": "x = 1\n"}), embedder=HashingEmbedder(), llm=ScriptedLLM([]))
-    monkeypatch.setattr(cli, "_services", lambda *args, **kwargs: services)
+    monkeypatch.setattr("codeasst.cli.editor.make_services", lambda *args, **kwargs: services)
     connected = []
 
     def announce(root, url, token):

@@ -6,7 +6,7 @@
 
 Input: /work/shared/data/sweqa_dev.jsonl (or `--input PATH`): rows with id, github, commit,
 question, reference. Repositories are read from the bare git mirrors under CODEASST_MIRRORS
-(default /work/.mirror, `OWNER+NAME/repo`), at the row's commit; nothing is checked out or run.
+(default: `mirrors` in codeasst's data folder, codeasst.evals.repos.mirrors_dir; `OWNER+NAME/repo`), at the row's commit; nothing is checked out or run.
 
 For every row, `expected` is the files the reference is about:
 - every path the reference names that exists at that commit (with or without a `:LINE`,
@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+from codeasst.evals.repos import mirrors_dir
 
 HERE = Path(__file__).resolve().parent
 INPUT = Path("/work/shared/data/sweqa_dev.jsonl")
@@ -53,7 +54,7 @@ DEFINED_NAME = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)")
 
 def mirror(github: str) -> str:
     owner, name = github.split("/")
-    return str(Path(os.environ.get("CODEASST_MIRRORS", "/work/.mirror")) / f"{owner}+{name}" / "repo")
+    return str(mirrors_dir() / f"{owner}+{name}" / "repo")
 
 
 def git(git_dir: str, *args: str) -> str:

@@ -1,4 +1,4 @@
-"""Choose the role weights (codeasst.retrieve.intent.OFF_INTENT) on the TUNE rows of checkouts.jsonl,
+"""Choose the role weights (the setting retrieval.off_intent) on the TUNE rows of checkouts.jsonl,
 never on its test rows.
 
     python tests/data/retrieval/tune_roles.py [--rankings /tmp/roles-rankings.pkl]
@@ -101,7 +101,7 @@ def main() -> None:
             args.rankings.write_bytes(pickle.dumps(items))
     for item in items:  # retrievers tried in issue 28 and dropped (their learned weight was 0)
         item["rankings"] = {k: v for k, v in item["rankings"].items() if k not in ("definitions", "called")}
-    print("OFF_INTENT =", tune(items))
+    print("retrieval.off_intent =", tune(items))
 
 
 if __name__ == "__main__":
