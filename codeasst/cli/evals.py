@@ -12,6 +12,14 @@ from codeasst.cli.common import Group, JsonOption, ModelOption, emit_json, make_
 eval_app = typer.Typer(cls=Group, help="Measure quality on a data set.", no_args_is_help=True)
 
 
+def _show(report: dict, text_lines, as_json: bool) -> None:
+    """An eval's report: as JSON, or its lines (`text_lines()`) as text."""
+    if as_json:
+        emit_json(report)
+    else:
+        typer.echo("\n".join(text_lines()))
+
+
 @eval_app.command("retrieval")
 def eval_retrieval(
     questions: Annotated[Path | None, typer.Argument(help="JSONL: repo, question, expected files, lang, split.")] = None,
@@ -51,10 +59,7 @@ def eval_retrieval(
                       repos=[r.strip() for r in repos.split(",") if r.strip()] if repos else None,
                       checkouts=checkouts, rows_out=rows_out, embedding_rules=embedding_rules,
                       lexical_only=lexical_only)
-    if as_json:
-        emit_json(report)
-    else:
-        typer.echo("\n".join(report_lines(report)))
+    _show(report, lambda: report_lines(report), as_json)
 
 
 @eval_app.command("ask")
@@ -83,10 +88,7 @@ def eval_ask(
 
     report = evaluate([q.resolve() for q in questions], split=split, limit=limit, per_repo=per_repo, model=model, out=out,
                       systems=[name.strip() for name in systems.split(",") if name.strip()], on_answer=progress)
-    if as_json:
-        emit_json(report)
-    else:
-        typer.echo("\n".join(report_lines(report)))
+    _show(report, lambda: report_lines(report), as_json)
 
 
 @eval_app.command("relations")
@@ -98,10 +100,7 @@ def eval_relations(
     from codeasst.evals.relations import evaluate, report_lines
 
     report = evaluate(data.resolve())
-    if as_json:
-        emit_json(report)
-    else:
-        typer.echo("\n".join(report_lines(report)))
+    _show(report, lambda: report_lines(report), as_json)
 
 
 @eval_app.command("fix")
@@ -121,10 +120,7 @@ def eval_fix(
     services = make_services(Path("."), model=model, about_repo=False)
     chosen = [name.strip() for name in systems.split(",") if name.strip()]
     report = evaluate(services, data.resolve(), systems=chosen, limit=limit, out=out)
-    if as_json:
-        emit_json(report.to_json())
-    else:
-        typer.echo("\n".join(report.lines()))
+    _show(report.to_json(), lambda: report.lines(), as_json)
 
 
 @eval_app.command("fim")
@@ -156,10 +152,7 @@ def eval_fim(
                         kind=rows, cursor=cursor)
     if out:
         fim.write_rows(out, chosen, outcomes)
-    if as_json:
-        emit_json(fim.to_json(result))
-    else:
-        typer.echo("\n".join(fim.lines(result)))
+    _show(fim.to_json(result), lambda: fim.lines(result), as_json)
 
 
 @eval_app.command("unittest")
@@ -189,10 +182,7 @@ def eval_unittest(
                                                 f"{row.status}", err=True))
     if out:
         unittest_metric.write_rows(out, result["rows"])
-    if as_json:
-        emit_json(unittest_metric.to_json(result))
-    else:
-        typer.echo("\n".join(unittest_metric.lines(result)))
+    _show(unittest_metric.to_json(result), lambda: unittest_metric.lines(result), as_json)
 
 
 @eval_app.command("fix-modules")
@@ -224,7 +214,4 @@ def eval_fix_modules(
     report = evaluate(services, data.resolve(), systems=[s.strip() for s in systems.split(",") if s.strip()],
                       use_llm=not no_llm, only=[s.strip() for s in (only or "").split(",") if s.strip()],
                       run_tests=not no_tests, test_timeout_s=test_timeout, out=out, keep=keep, progress=progress)
-    if as_json:
-        emit_json(report.to_json())
-    else:
-        typer.echo("\n".join(report.lines()))
+    _show(report.to_json(), lambda: report.lines(), as_json)
