@@ -1,4 +1,5 @@
-"""The index and what it finds: `index`, `status`, `search`, `refs`."""
+"""The commands `index`, `status`, `search` and `refs`: their options, the call through access/, and what
+they print."""
 
 from __future__ import annotations
 
@@ -37,7 +38,18 @@ def index(
     path = repo / path
     services = make_services(path, {"embedder.model": embedder, "index.chunk_chars": chunk_chars})
     if explain is not None:
-        _explain(services, explain if explain.is_absolute() or repo == Path(".") else repo / explain, as_json)
+        from codeasst.index.files import IgnoreRules
+        from codeasst.index.files import explain as explain_path
+        from codeasst.index.roles import explain_role
+
+        root = services.repo.root
+        explain = explain if explain.is_absolute() or repo == Path(".") else repo / explain
+        included, why = explain_path(root, explain, IgnoreRules(root), services.settings.index.max_file_bytes)
+        role = explain_role(root, explain)
+        if as_json:
+            emit_json({"path": str(explain), "indexed": included, "reason": why, "role": role})
+        else:
+            typer.echo(f"{explain}: {'indexed' if included else 'not indexed'}: {why}; role: {role}")
         return
 
     from codeasst.console import index_summary_lines
@@ -57,21 +69,6 @@ def index(
         typer.echo(line)
     if summary_json["files"] == 0:
         note(f"no indexable files under {services.repo.root}")
-
-
-def _explain(services, target: Path, as_json: bool) -> None:
-    """`index --explain`: whether `target` is indexed, why, and the role its file plays."""
-    from codeasst.index.files import IgnoreRules
-    from codeasst.index.files import explain as explain_path
-    from codeasst.index.roles import explain_role
-
-    root = services.repo.root
-    included, why = explain_path(root, target, IgnoreRules(root), services.settings.index.max_file_bytes)
-    role = explain_role(root, target)
-    if as_json:
-        emit_json({"path": str(target), "indexed": included, "reason": why, "role": role})
-    else:
-        typer.echo(f"{target}: {'indexed' if included else 'not indexed'}: {why}; role: {role}")
 
 
 def status(repo: RepoOption = Path("."), as_json: JsonOption = False) -> None:

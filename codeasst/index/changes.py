@@ -1,5 +1,6 @@
-"""What changed in a repository since the index's last run: judged by size and mtime first, then,
-where those moved, by content (a file touched but not changed is not chunked again)."""
+"""The repository on disk against the manifest: paths added, deleted and changed (by size and mtime
+first, then by content where those moved: one touched but not changed is not chunked again), and the
+staleness `codeasst status` reports."""
 
 from __future__ import annotations
 
