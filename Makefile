@@ -34,10 +34,10 @@ editor:
 test: setup editor
 	$(BIN)/ruff check codeasst tests bench
 	$(BIN)/lint-imports
-	$(BIN)/pytest -q -rs
+	$(BIN)/pytest -q -rfEs
 
 test-fast: setup
-	$(BIN)/pytest -q -rs -m "not slow"
+	$(BIN)/pytest -q -rfEs -m "not slow"
 
 lint: setup
 	$(BIN)/ruff check codeasst tests bench

@@ -76,7 +76,7 @@ def in_one_process(repo: Path, questions: list[str]) -> tuple[list[float], list[
     server or the TUI holds them: what is left once start-up and loading are paid."""
     from codeasst.answer.ask import ask
     from codeasst.services import build_services
-    from codeasst.tasks.search import search
+    from codeasst.tasks.search import find as search
 
     services = build_services(repo)
     search(services, "warm up the models")

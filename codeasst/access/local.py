@@ -67,15 +67,8 @@ class Local(Assistant):
         from codeasst.tasks.search import search_reply
 
         services = self.asker(model)
-
-        def run() -> dict:
-            return search_reply(services, query, k, use_llm=not no_llm, context=context, progress=progress)
-
-        if no_llm:  # retrieval alone needs no turn of the model
-            reply = run()
-        else:
-            with self.turns.turn(services.llm, client, cancelled=_asked(cancel)):
-                reply = run()
+        reply = search_reply(services, query, k, use_llm=not no_llm, context=context, progress=progress,
+                             model_turn=lambda: self.turns.turn(services.llm, client, cancelled=_asked(cancel)))
         self.served["search"] += 1
         return reply
 

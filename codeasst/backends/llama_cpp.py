@@ -70,7 +70,7 @@ def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int, slot: str = 
     if not Path(path).is_file():
         raise ModelError(f"model file not found: {path}")
     try:
-        with _no_weight_repacking(_amx_cpu()):
+        with no_weight_repacking(amx_cpu()):
             llama = llama_cpp.Llama(
                 model_path=path, n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
                 n_threads_batch=n_threads, n_batch=512, verbose=False,
@@ -83,7 +83,7 @@ def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int, slot: str = 
     return llama
 
 
-def _amx_cpu() -> bool:
+def amx_cpu() -> bool:
     """Whether the CPU says it has Intel AMX (Sapphire Rapids and later)."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
@@ -96,7 +96,7 @@ _params_lock = threading.Lock()
 
 
 @contextmanager
-def _no_weight_repacking(wanted: bool) -> Iterator[None]:
+def no_weight_repacking(wanted: bool) -> Iterator[None]:
     """Models loaded in the block keep their weights as the file has them (llama.cpp's use_extra_bufts
     off), where `wanted`. On a CPU with AMX, a llama.cpp built natively repacks the weights for AMX,
     and the first decode then crashes the process (a segmentation fault, seen on 2 cores of a Xeon

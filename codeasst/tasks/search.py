@@ -9,8 +9,9 @@ script, never an empty answer given as if it were one.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import AbstractContextManager, closing, nullcontext
 
 from codeasst.backends.base import LLM
 from codeasst.config import RetrievalSettings
@@ -22,13 +23,6 @@ from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.pipeline import Retrieval, Sources, retrieve
 from codeasst.retrieve.query import is_english
 from codeasst.services import Services
-
-
-def search(services: Services, query: str, k: int | None = None, use_llm: bool = True, *,
-           context: str | None = None, update_index: bool = True,
-           progress: Progress | None = None) -> Retrieval:
-    return find(services, query, k, use_llm=use_llm, context=context, update_index=update_index,
-                progress=progress)
 
 
 def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = True) -> bool:
@@ -44,18 +38,20 @@ def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = Tru
 
 def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
          context: str | None = None, full_analysis: bool = True, update_index: bool = True,
-         progress: Progress | None = None, load_model: bool = False) -> Retrieval:
+         progress: Progress | None = None, load_model: bool = False,
+         model_turn: Callable[[], AbstractContextManager] | None = None) -> Retrieval:
     """Retrieval for search and ask: the index brought up to date (one Indexer, one read of its file
     list), then the pipeline. The result carries the index's folder and files for the caller.
     `load_model`: load the model meanwhile even where retrieval does not ask it anything (an answer
-    will)."""
+    will). `model_turn()`: the model's turn, held while retrieval may use the model (a server's queue)."""
     question = evidence.clean(question)
     if not question.strip():
         raise UsageError("the question is empty")
     use_llm = use_llm and wants_model(question, services.settings.retrieval, full_analysis)
     timings: dict[str, float] = {}
     notes: list[str] = []
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    turn = model_turn() if use_llm and model_turn is not None else nullcontext()
+    with turn, ThreadPoolExecutor(max_workers=1) as pool:
         # The model loads while the index is checked and the store opens; each takes about a second.
         # It is built here, in this thread: the first run ever unpacks it, with a progress bar of its own.
         llm = services.llm if use_llm else None
@@ -137,10 +133,11 @@ def hits_json(hits: list[Fused]) -> list[dict]:
 
 
 def search_reply(services: Services, query: str, k: int | None = None, *, use_llm: bool = True,
-                 context: str | None = None, progress: Progress | None = None) -> dict:
+                 context: str | None = None, progress: Progress | None = None,
+                 model_turn: Callable[[], AbstractContextManager] | None = None) -> dict:
     """`codeasst search`'s answer as JSON, the same from the CLI working alone and from `codeasst serve`:
     the hits, what each stage took, notes, the index update (None when nothing was checked) and how
     much of the index has vectors."""
-    result = search(services, query, k, use_llm, context=context, progress=progress)
+    result = find(services, query, k, use_llm=use_llm, context=context, progress=progress, model_turn=model_turn)
     return {"query": query, "hits": hits_json(result.hits), "timings": result.timings, "notes": result.notes,
             "index": result.index.to_json() if result.index else None, "dense": result.dense}

@@ -60,7 +60,7 @@ def test_a_corrupt_gguf_is_a_one_line_error(tmp_path):
 def llama_server(gguf):
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+        [sys.executable, "-m", "tests.llama_server", "--model", str(gguf), "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", "2048", "--embedding", "true", "--verbose", "false"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from codeasst.backends.fake import HashingEmbedder, ScriptedLLM
 from codeasst.config import RetrievalSettings
 from codeasst.services import build_services
-from codeasst.tasks.search import search
+from codeasst.tasks.search import find as search
 
 FILES = {
     "pkg/config.py": ("import json\n\n\nclass ConfigError(Exception):\n    pass\n\n\ndef load_config(path):\n"

@@ -12,7 +12,7 @@ from codeasst.retrieve.fuse import against_lost_in_the_middle, as_fused, cap_per
 from codeasst.retrieve.pipeline import mentioned_locations
 from codeasst.retrieve.query import analyze, identifiers_in, is_english, parse_reply
 from codeasst.services import build_services
-from codeasst.tasks.search import search
+from codeasst.tasks.search import find as search
 
 
 def hit(id_: str, path: str = "a.py", start: int = 1, end: int = 5) -> Hit:

@@ -94,7 +94,7 @@ def test_a_long_query_is_read_by_its_first_line():
 def test_search_reads_a_reports_intent_by_its_first_line(make_repo):
     from codeasst.backends.fake import HashingEmbedder
     from codeasst.services import build_services
-    from codeasst.tasks.search import search
+    from codeasst.tasks.search import find as search
 
     root = make_repo({"calc/mod.py": "def mod(a, b):\n    return a % b\n",
                       "tests/test_mod.py": "from calc.mod import mod\n\n\ndef test_mod():\n    assert mod(4, 2) == 0\n"})
