@@ -57,7 +57,7 @@ class Manifest:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=5)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA journal_mode=WAL").fetchall()
             self._db.execute("PRAGMA synchronous=NORMAL")
             # The chunks' postings are written in bulk, in term order across the whole table: a larger
             # page cache than SQLite's 2 MB default keeps the pages being written in memory.
@@ -68,7 +68,8 @@ class Manifest:
         self.chunks = chunkdb.ChunkTable(self._db)
 
     def _version(self) -> int:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        # fetchall: a statement left unfinished keeps its read lock, and two openers would wait on each other
+        version = self._db.execute("PRAGMA user_version").fetchall()[0][0]
         if version > SCHEMA_VERSION:
             raise IndexCorrupt(f"index manifest {self.path} was written by a newer codeasst")
         return version
