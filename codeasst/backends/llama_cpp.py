@@ -14,6 +14,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -48,16 +49,21 @@ REUSE_CHUNK = 64  # tokens: a shorter run found further on in the cache is read 
 WARM_BATCH = 256  # tokens evaluated between two looks at `cancelled` (about 1.5 s on 2 CPU cores)
 
 
-_LOADED: list = []  # every Llama this process made, for close_all
+# Every Llama this process made that is still alive, for close_all; weak, so one the cache drops is freed.
+_LOADED: weakref.WeakSet = weakref.WeakSet()
 
 
 def close_all() -> None:
     """Free every model this process loaded, while llama_cpp is still whole. Left to the interpreter's
     teardown, `Llama.__del__` finds its library half unloaded and prints a traceback after the last
-    line the user should see. Registered with atexit at the first load; tests call it at the end."""
+    line the user should see. Registered with atexit below; tests call it at the end."""
     _load.cache_clear()
-    while _LOADED:
-        _LOADED.pop().close()
+    for llama in list(_LOADED):
+        llama.close()
+    _LOADED.clear()
+
+
+atexit.register(close_all)
 
 
 @lru_cache(maxsize=4)
@@ -77,9 +83,7 @@ def _load(path: str, n_ctx: int, n_gpu_layers: int, n_threads: int, slot: str = 
             )
     except (ValueError, RuntimeError, OSError) as exc:
         raise ModelError(f"cannot load {path}: {exc} (a corrupt GGUF, or not enough memory?)") from None
-    if not _LOADED:
-        atexit.register(close_all)
-    _LOADED.append(llama)
+    _LOADED.add(llama)
     return llama
 
 

@@ -98,11 +98,6 @@ def check(prefix: str, suffix: str, grammar: str | None, options: CompleteOption
     return Checked("", hole, around)
 
 
-def silence_reason(prefix: str, suffix: str, grammar: str | None, options: CompleteOptions) -> str:
-    """Why no suggestion is asked of the model at the cursor ("" to ask): check()'s reason."""
-    return check(prefix, suffix, grammar, options).reason
-
-
 def judge(place: str, features: dict[str, float], mean_logprob: float | None,
           options: CompleteOptions) -> tuple[str, float | None]:
     """Why the gate silences a candidate ("" to show it), and the learned model's probability that it is

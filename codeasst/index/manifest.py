@@ -80,18 +80,13 @@ class Manifest:
         second failing on `duplicate column`). Statement by statement: executescript commits first."""
         if self._version() == SCHEMA_VERSION:
             return
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             version = self._version()
             for number, step in enumerate(_MIGRATIONS[version:], start=version + 1):
                 for statement in step.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {number}")
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
 
     def entries(self) -> dict[str, Entry]:
         try:

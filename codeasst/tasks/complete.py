@@ -79,11 +79,6 @@ def other_files(root: Path, text: str, path: str, options: CompleteOptions, *, p
     return {"context": found, "repo": root.name} if found else {}
 
 
-def silence_reason(at: Position, path: str, options: CompleteOptions) -> str:
-    """Why no suggestion is asked of the model at `at` in the file `path` ("" to ask): the gate's word."""
-    return gate.silence_reason(at.prefix, at.suffix, grammar_for(path), options)
-
-
 @dataclass(frozen=True)
 class Prepared:
     """A completion request made ready, before the model's turn: where the cursor is, the options, and

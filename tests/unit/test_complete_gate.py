@@ -5,6 +5,7 @@ expects to cost the user; the gate's threshold rule is one, and the text around 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 from codeasst.backends.base import Token
 from codeasst.backends.fake import ScriptedLLM
@@ -51,14 +52,17 @@ def test_a_sure_model_is_shown_and_an_unsure_one_silenced_by_the_gate():
 
 
 def test_where_no_suggestion_paid_for_itself_the_model_is_not_asked(monkeypatch):
-    from codeasst.tasks.complete import Position, silence_reason
+    from codeasst.complete.gate import check
+
+    def silence_reason(at, path, options):  # what prepare() asks the gate before the model's turn
+        return check(at.prefix, at.suffix, "python", options).reason
 
     monkeypatch.setattr(confidence, "gate_model", lambda: confidence.GateModel(
         ("mean_logprob",), (0.0,), (1.0,), (1.0,), 0.0, {"mid-line": 1.01, "line-start": 0.5}))
     options = CompleteOptions()
-    mid = Position("def f(x):\n    return x +", "\n")
+    mid = SimpleNamespace(prefix="def f(x):\n    return x +", suffix="\n")
     assert "no mid-line suggestion" in silence_reason(mid, "m.py", options)
-    assert silence_reason(Position(PREFIX, SUFFIX), "m.py", options) == ""  # a line's start: asked
+    assert silence_reason(SimpleNamespace(prefix=PREFIX, suffix=SUFFIX), "m.py", options) == ""  # a line's start: asked
     assert silence_reason(mid, "m.py", CompleteOptions(min_confidence=0.2)) == ""  # the user's own threshold
 
 
