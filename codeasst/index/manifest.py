@@ -51,21 +51,39 @@ _MIGRATIONS = [
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
 
+OPEN_RETRY_S = 10.0  # how long a manifest's first opening tries again while another opener holds it
+
+
 class Manifest:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(path, isolation_level=None, timeout=5)
-            self._db.execute("PRAGMA journal_mode=WAL").fetchall()
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            # The chunks' postings are written in bulk, in term order across the whole table: a larger
-            # page cache than SQLite's 2 MB default keeps the pages being written in memory.
-            self._db.execute("PRAGMA cache_size=-65536")
-            self._migrate()
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None
+        deadline = time.monotonic() + OPEN_RETRY_S
+        while True:
+            try:
+                self._open()
+                break
+            except sqlite3.OperationalError as exc:
+                # A new file that several processes open at once: switching it to WAL can answer "locked"
+                # at once, without waiting (SQLite's deadlock guard); the next try finds it switched.
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None
+                time.sleep(0.05)
+            except sqlite3.DatabaseError as exc:
+                raise IndexCorrupt(f"index manifest {path} is unreadable: {exc}") from None
         self.chunks = chunkdb.ChunkTable(self._db)
+
+    def _open(self) -> None:
+        self._db.execute("PRAGMA journal_mode=WAL").fetchall()
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        # The chunks' postings are written in bulk, in term order across the whole table: a larger
+        # page cache than SQLite's 2 MB default keeps the pages being written in memory.
+        self._db.execute("PRAGMA cache_size=-65536")
+        self._migrate()
 
     def _version(self) -> int:
         # fetchall: a statement left unfinished keeps its read lock, and two openers would wait on each other
