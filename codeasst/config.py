@@ -26,6 +26,7 @@ from codeasst.config_sections import (
     IndexSettings,
     LLMSettings,
     LspSettings,
+    McpSettings,
     ModelEntry,
     RetrievalSettings,
     ServeSettings,
@@ -74,6 +75,9 @@ class Settings(BaseSettings):
 
     lsp: LspSettings = LspSettings()
     """How `codeasst lsp` counts suggestions and lints open files."""
+
+    mcp: McpSettings = McpSettings()
+    """How `codeasst mcp` bounds what it gives a coding agent."""
 
     models: dict[str, ModelEntry] = {}
     """Named models: [models.NAME] with a GGUF `path`, or a server `url` and `model`."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 
 class _Section(BaseModel):
@@ -360,6 +360,12 @@ class LspSettings(_Section):
 
     debounce_ms: int = 300
     """Milliseconds `codeasst lsp` waits after a save before it runs flake8 (a newer save restarts the wait)."""
+
+
+class McpSettings(_Section):
+    max_chars: int = Field(12_000, ge=1_000, le=1_000_000)
+    """The most characters one `codeasst mcp` tool result holds, its text and its structured content each;
+    a longer result is cut and says how to get the rest."""
 
 
 class LLMSettings(_Section):

@@ -29,8 +29,9 @@ class Assistant(ABC):
     @abstractmethod
     def search(self, query: str, k: int | None = None, *, no_llm: bool = False, context: str | None = None,
                model: str | None = None, progress: Progress | None = None, client: str = "cli",
-               cancel: Cancel | None = None) -> dict:
-        """tasks.search.search_reply: hits, notes, timings, index, dense."""
+               cancel: Cancel | None = None, roles: Sequence[str] = (), path: str | None = None) -> dict:
+        """tasks.search.search_reply: hits, notes, timings, index, dense. `roles`, `path`: only files of
+        those roles, under that folder or matching that glob (retrieve/scope.py)."""
 
     @abstractmethod
     def ask(self, question: str, *, context: str | None = None, system: str = "checked",
@@ -58,8 +59,9 @@ class Assistant(ABC):
         "text", the fixed text; nothing is written. `line`: only the changes at that line."""
 
     @abstractmethod
-    def index(self, rebuild: bool = False, progress: Progress | None = None) -> dict:
-        """Bring the index up to date; its summary (IndexSummary.to_json())."""
+    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True) -> dict:
+        """Bring the index up to date; its summary (IndexSummary.to_json()). Without `vectors` it returns
+        when the words and the graph are done (a server embeds the rest in the background)."""
 
     @abstractmethod
     def symbols(self, query: str, limit: int = 50) -> list[dict]:
@@ -115,6 +117,13 @@ class Assistant(ABC):
         from codeasst.tasks.refs import references
 
         return references(self.services, name, limit=limit)
+
+    def definition(self, name: str, limit: int = 20) -> list[dict]:
+        """Every definition NAME names, with its source as the file holds it now (tasks.refs.definitions;
+        the graph is read here)."""
+        from codeasst.tasks.refs import definitions
+
+        return definitions(self.services, name, limit=limit)
 
     @staticmethod
     def refs_lines(places: list, show_unresolved: bool = False) -> list[str]:

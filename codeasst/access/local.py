@@ -63,12 +63,14 @@ class Local(Assistant):
 
     def search(self, query: str, k: int | None = None, *, no_llm: bool = False, context: str | None = None,
                model: str | None = None, progress: Progress | None = None, client: str = "cli",
-               cancel: Cancel | None = None) -> dict:
+               cancel: Cancel | None = None, roles: Sequence[str] = (), path: str | None = None) -> dict:
+        from codeasst.retrieve.scope import Scope
         from codeasst.tasks.search import search_reply
 
         services = self.asker(model)
         reply = search_reply(services, query, k, use_llm=not no_llm, context=context, progress=progress,
-                             model_turn=lambda: self.turns.turn(services.llm, client, cancelled=_asked(cancel)))
+                             model_turn=lambda: self.turns.turn(services.llm, client, cancelled=_asked(cancel)),
+                             scope=Scope.of(list(roles), path))
         self.served["search"] += 1
         return reply
 
@@ -108,11 +110,12 @@ class Local(Assistant):
         self.served["fix"] += 1
         return {**result.to_json(), "text": result.fixed}
 
-    def index(self, rebuild: bool = False, progress: Progress | None = None) -> dict:
+    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True) -> dict:
         deadline = time.monotonic() + self.lock_wait_s
         while True:
             try:
-                summary = self.services.indexer(progress).run(rebuild=rebuild, verify=True)
+                summary = self.services.indexer(progress).run(rebuild=rebuild, verify=True,
+                                                              embed_limit=None if vectors else 0)
                 break
             except IndexLocked:  # a search here may be updating it: wait for that, then do the rest
                 if time.monotonic() > deadline or self.turns.stopping:

@@ -62,9 +62,10 @@ class Served(Assistant):
 
     def search(self, query: str, k: int | None = None, *, no_llm: bool = False, context: str | None = None,
                model: str | None = None, progress: Progress | None = None, client: str = "cli",
-               cancel: Cancel | None = None) -> dict:
-        return self._through(lambda c: c.search(query, k, no_llm, context, model),
-                             lambda a: a.search(query, k, no_llm=no_llm, context=context, progress=progress))
+               cancel: Cancel | None = None, roles: Sequence[str] = (), path: str | None = None) -> dict:
+        return self._through(lambda c: c.search(query, k, no_llm, context, model, roles=list(roles), path=path),
+                             lambda a: a.search(query, k, no_llm=no_llm, context=context, progress=progress,
+                                                roles=roles, path=path))
 
     def ask(self, question: str, *, context: str | None = None, system: str = "checked",
             history: Sequence[tuple[str, str]] = (), model: str | None = None, progress: Progress | None = None,
@@ -100,12 +101,12 @@ class Served(Assistant):
         return self._through(lambda c: c.fix(str(self._absolute(path)), text, line, client),
                              lambda a: a.fix(path, text, line=line))
 
-    def index(self, rebuild: bool = False, progress: Progress | None = None) -> dict:
+    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True) -> dict:
         def served(c: ServerClient) -> dict:
             self.on_note(f"indexing through codeasst serve at {c.url}")
-            return replay_progress(c.index(rebuild=rebuild), progress)
+            return replay_progress(c.index(rebuild=rebuild, vectors=vectors), progress)
 
-        return self._through(served, lambda a: a.index(rebuild, progress))
+        return self._through(served, lambda a: a.index(rebuild, progress, vectors=vectors))
 
     def symbols(self, query: str, limit: int = 50) -> list[dict]:
         return self._through(lambda c: c.symbols(query, limit), lambda a: a.symbols(query, limit))

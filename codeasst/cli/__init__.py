@@ -26,7 +26,7 @@ app = typer.Typer(
 
 # In the order `codeasst --help` lists them.
 for command in (indexing.index, indexing.status, indexing.search, indexing.refs, asking.ask, asking.chat,
-                editor.complete, editor.serve, editor.lsp, info.stats, fixing.fix, info.models, info.config):
+                editor.complete, editor.serve, editor.lsp, editor.mcp, info.stats, fixing.fix, info.models, info.config):
     app.command()(command)
 app.command(name="trust")(fixing.trust_file)
 app.command(name="paths")(info.show_paths)

@@ -1,4 +1,5 @@
-"""What editors use: `complete` once, `serve` to keep the models warm, `lsp` to speak their protocol."""
+"""What editors and agents use: `complete` once, `serve` to keep the models warm, `lsp` to speak
+editors' protocol, `mcp` coding agents'."""
 
 from __future__ import annotations
 
@@ -110,3 +111,16 @@ def lsp(
         return services
 
     run(services_for, start=not no_start, root=root if repo is not None else None)
+
+
+def mcp(
+    repo: RepoOption = Path("."),
+) -> None:
+    """Give a coding agent codeasst's search, definitions, references, checked answers, lint and fix, over MCP on stdio."""
+    try:
+        # The SDK is imported here, not at the top: `codeasst --help` stays fast.
+        from codeasst.mcp.server import serve
+    except ImportError as exc:
+        raise CodeasstError(f"the MCP SDK is missing ({exc.name})", hint="pip install 'mcp>=2.3,<3'") from None
+    services = make_services(repo)
+    serve(assistant_for(services), services.settings.mcp.max_chars)

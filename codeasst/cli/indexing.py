@@ -92,6 +92,10 @@ def search(
     embedder: EmbedderOption = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say what the query is taken to want and how each "
                                           "hit's file role weighed.")] = False,
+    role: Annotated[list[str] | None, typer.Option("--role", help="Only files of this role (repeat for more): "
+                                                   "implementation, test, docs, example, config, ...")] = None,
+    path: Annotated[str | None, typer.Option("--path", help="Only files under this folder or matching this "
+                                             "glob (`src/`, `*.py`).")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Find the code that matches a query (the index is brought up to date first); piped stdin adds context."""
@@ -100,7 +104,8 @@ def search(
     assistant = assistant_for(services, unless="--embedder" if embedder else None)
     progress = index_progress(as_json) if assistant.where == "here" else None
     with progress or nullcontext():
-        reply = assistant.search(query, k, no_llm=no_llm, context=piped or None, model=model, progress=progress)
+        reply = assistant.search(query, k, no_llm=no_llm, context=piped or None, model=model, progress=progress,
+                                 roles=role or (), path=path)
     if assistant.where == "here":
         allow_fast_exit(reply["index"])
     hits, notes = reply["hits"], reply["notes"]

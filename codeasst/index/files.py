@@ -142,6 +142,24 @@ def excluded(rules: IgnoreRules, rel: str) -> str:
     return ""
 
 
+def may_read(root: Path, path: str) -> tuple[Path, str]:
+    """The file `path` names (relative to `root`, or absolute) and its name relative to `root`;
+    ValueError saying why not when it holds a NUL, or it or the file it resolves to through any
+    symlinks lies outside the repository or is excluded by the index's ignore rules. The one check
+    before reading a file someone else named: `codeasst serve`'s requests, `codeasst mcp`'s tools."""
+    if "\0" in path:
+        raise ValueError(f"{path!r} holds a NUL character")
+    try:
+        rels = inside(root, Path(path))
+    except ValueError as exc:
+        raise ValueError(f"{path} {exc}") from None
+    rules = IgnoreRules(root)
+    for rel in rels:
+        if why := excluded(rules, rel):
+            raise ValueError(f"{path} is ignored ({why})")
+    return root / rels[0], rels[0]
+
+
 @dataclass(frozen=True)
 class FileInfo:
     path: str  # relative to the repo root, POSIX separators

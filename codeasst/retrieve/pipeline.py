@@ -24,6 +24,7 @@ from codeasst.index.summary import IndexSummary
 from codeasst.retrieve import evidence, intent, lexical, reports
 from codeasst.retrieve.fuse import Fused, cap_per_file, present, reciprocal_rank_fusion
 from codeasst.retrieve.query import QueryAnalysis, analyze, identifiers_in, is_english
+from codeasst.retrieve.scope import Scope
 from codeasst.retrieve.weights import fusion_weights
 
 PROSE = {"markdown", "json", "yaml", "text", "sql"}
@@ -64,6 +65,7 @@ class Sources:
     index_dir: Path | None = None  # where retrievers may keep what they derive from the index (BM25 counts)
     coverage: float = 1.0  # the share of the chunks that get vectors which have one (fuse)
     roles: dict[str, str] | None = None  # path -> role (codeasst.index.roles); None: every file is code
+    scope: Scope | None = None  # where the user asked to look (scope.py); None: everywhere
 
 
 class _Clock:
@@ -282,6 +284,10 @@ def _ranked(sources: Sources, plan: _Plan, rankings: dict[str, list[Hit]], analy
     started = time.perf_counter()
     if roles is not None:
         rankings = {name: [replace(h, role=roles.get(h.path, "implementation")) for h in hits]
+                    for name, hits in rankings.items()}
+    if sources.scope is not None:
+        every = sources.roles or {}
+        rankings = {name: [h for h in hits if sources.scope.admits(h.path, every.get(h.path, "implementation"))]
                     for name, hits in rankings.items()}
     fused = fuse(rankings, cfg, plan.long, sources.coverage)
     if roles is not None:

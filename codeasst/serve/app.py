@@ -217,7 +217,7 @@ def _routes(app: FastAPI, state: ServerState) -> None:
     async def search(body: SearchRequest, request: Request) -> dict:
         return await _in_thread(request, lambda gone: local.search(
             body.query, body.k, no_llm=body.no_llm, context=body.context, model=body.model, client=body.client,
-            cancel=gone))
+            cancel=gone, roles=body.roles, path=body.path))
 
     @app.post("/v1/ask")
     def ask(body: AskRequest) -> LineStream:
@@ -240,7 +240,7 @@ def _routes(app: FastAPI, state: ServerState) -> None:
                 if not gone.is_set():
                     emit(item)
 
-            summary = local.index(rebuild=body.rebuild, progress=ProgressEvents(emit_quietly))
+            summary = local.index(rebuild=body.rebuild, progress=ProgressEvents(emit_quietly), vectors=body.vectors)
             emit_quietly({"type": "summary", **summary})
 
         return state.stream(work)

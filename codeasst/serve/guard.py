@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from codeasst.errors import UsageError
-from codeasst.index.files import IgnoreRules, excluded, inside
+from codeasst.index.files import may_read
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 OPEN_ROUTES = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
@@ -122,11 +122,6 @@ def guard_path(root: Path, path: str) -> tuple[Path, str]:
     repository or is excluded by the index's ignore rules. The one check every route that takes a
     path calls."""
     try:
-        rels = inside(root, Path(path))
+        return may_read(root, path)
     except ValueError as exc:
-        raise PathRefused(f"{path} {exc}", 403) from None
-    rules = IgnoreRules(root)
-    for rel in rels:
-        if why := excluded(rules, rel):
-            raise PathRefused(f"{path} is ignored ({why})", 403)
-    return root / rels[0], rels[0]
+        raise PathRefused(str(exc), 403) from None

@@ -35,6 +35,9 @@ class SearchRequest(BaseModel):
     context: str | None = Field(None, max_length=MAX_TEXT_CHARS, description="Piped text, as `... | codeasst search`.")
     model: str | None = Field(None, max_length=4096, description="As `codeasst search --model`.")
     client: str = Field("cli", max_length=200)
+    roles: list[str] = Field([], max_length=20, description="Only files of these roles (`codeasst search --role`).")
+    path: str | None = Field(None, max_length=4096, description="Only files under this folder or matching this "
+                             "glob (`codeasst search --path`).")
 
 
 class AskRequest(BaseModel):
@@ -48,6 +51,8 @@ class AskRequest(BaseModel):
 
 class IndexRequest(BaseModel):
     rebuild: bool = False
+    vectors: bool = Field(True, description="false: return when words and graph are done; the server embeds "
+                          "the rest in the background.")
 
 
 class EventRequest(BaseModel):

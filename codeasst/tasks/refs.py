@@ -15,6 +15,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
+from codeasst.index.files import decode_source
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow, read_graph
 from codeasst.services import Services
 
@@ -64,6 +65,37 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
             raise CodeasstError(f"no definition named {name!r} in the code graph",
                                 hint="try a shorter or a qualified name; `codeasst search` finds code by words")
         return [place(code_graph, d, limit) for d in found]
+
+
+def definitions(services: Services, name: str, *, limit: int = 20, update_index: bool = True) -> list[dict]:
+    """Every definition NAME names (as `references`), the plainest first, each with its source as the
+    file holds it now: DefRow.to_json() plus "source". A file that no longer reads as text gives
+    its place with an empty source and "unreadable"."""
+    if not name.strip():
+        raise UsageError("give a NAME: a function, class or method, bare or qualified")
+    if update_index:
+        _update_words(services)
+    code_graph = read_graph(services.indexer().index_dir)
+    if code_graph is None:
+        raise CodeasstError(f"no code graph for {services.repo.root} yet", hint="run `codeasst index`")
+    with closing(code_graph):
+        found = code_graph.find(name)
+    if not found:
+        raise CodeasstError(f"no definition named {name!r} in the code graph",
+                            hint="try a shorter or a qualified name, or search for it by words")
+    out = []
+    for d in found[:limit]:
+        text, why = _read_text(services.repo.root / d.path)
+        lines = text.splitlines()[d.line - 1:d.end_line] if text is not None else []
+        out.append({**d.to_json(), "source": "\n".join(lines), **({"unreadable": why} if why else {})})
+    return out
+
+
+def _read_text(path) -> tuple[str | None, str | None]:
+    try:
+        return decode_source(path.read_bytes())
+    except OSError as exc:
+        return None, exc.strerror or "unreadable"
 
 
 def _update_words(services: Services) -> None:

@@ -22,6 +22,7 @@ from codeasst.retrieve import evidence
 from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.pipeline import Retrieval, Sources, retrieve
 from codeasst.retrieve.query import is_english
+from codeasst.retrieve.scope import DEPTH_FACTOR, Scope
 from codeasst.services import Services
 
 
@@ -39,11 +40,12 @@ def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = Tru
 def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
          context: str | None = None, full_analysis: bool = True, update_index: bool = True,
          progress: Progress | None = None, load_model: bool = False,
-         model_turn: Callable[[], AbstractContextManager] | None = None) -> Retrieval:
+         model_turn: Callable[[], AbstractContextManager] | None = None, scope: Scope | None = None) -> Retrieval:
     """Retrieval for search and ask: the index brought up to date (one Indexer, one read of its file
     list), then the pipeline. The result carries the index's folder and files for the caller.
     `load_model`: load the model meanwhile even where retrieval does not ask it anything (an answer
-    will). `model_turn()`: the model's turn, held while retrieval may use the model (a server's queue)."""
+    will). `model_turn()`: the model's turn, held while retrieval may use the model (a server's queue).
+    `scope`: only the files it admits are searched (retrieve/scope.py)."""
     question = evidence.clean(question)
     if not question.strip():
         raise UsageError("the question is empty")
@@ -69,6 +71,13 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
                 raise CodeasstError(f"nothing is indexed under {services.repo.root}: no indexable files")
             raise CodeasstError(f"nothing is indexed under {services.repo.root}", hint="run `codeasst index`")
 
+        searched, settings = files, services.settings.retrieval
+        if scope is not None:
+            searched = [f for f in files if scope.admits(f, roles.get(f, "implementation"))]
+            if not searched:
+                raise UsageError(f"no indexed file matches {scope.describe()}")
+            settings = settings.model_copy(update={"depth": settings.depth * DEPTH_FACTOR})
+
         def loaded_llm() -> LLM:
             loading.result()  # re-raises a failed load
             return llm
@@ -77,9 +86,9 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
             dense = store.dense()
             if dense["embedded"] < dense["total"]:
                 notes.append(dense_note(dense))
-            sources = Sources(root=services.repo.root, files=files, store=store,
+            sources = Sources(root=services.repo.root, files=searched, store=store,
                               embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
-                              settings=services.settings.retrieval, index_dir=indexer.index_dir, roles=roles,
+                              settings=settings, index_dir=indexer.index_dir, roles=roles, scope=scope,
                               coverage=dense["embedded"] / dense["total"] if dense["total"] else 1.0)
             result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
     result.index = summary
@@ -134,10 +143,12 @@ def hits_json(hits: list[Fused]) -> list[dict]:
 
 def search_reply(services: Services, query: str, k: int | None = None, *, use_llm: bool = True,
                  context: str | None = None, progress: Progress | None = None,
-                 model_turn: Callable[[], AbstractContextManager] | None = None) -> dict:
+                 model_turn: Callable[[], AbstractContextManager] | None = None, scope: Scope | None = None) -> dict:
     """`codeasst search`'s answer as JSON, the same from the CLI working alone and from `codeasst serve`:
     the hits, what each stage took, notes, the index update (None when nothing was checked) and how
     much of the index has vectors."""
-    result = find(services, query, k, use_llm=use_llm, context=context, progress=progress, model_turn=model_turn)
-    return {"query": query, "hits": hits_json(result.hits), "timings": result.timings, "notes": result.notes,
+    result = find(services, query, k, use_llm=use_llm, context=context, progress=progress, model_turn=model_turn,
+                  scope=scope)
+    return {"query": query, **({"scope": scope.describe()} if scope else {}), "hits": hits_json(result.hits),
+            "timings": result.timings, "notes": result.notes,
             "index": result.index.to_json() if result.index else None, "dense": result.dense}

@@ -159,9 +159,9 @@ class ServerClient:
     # The routes, as the commands use them.
 
     def search(self, query: str, k: int | None, no_llm: bool, context: str | None = None,
-               model: str | None = None) -> dict:
+               model: str | None = None, *, roles: list[str] | None = None, path: str | None = None) -> dict:
         return self.call("POST", "/v1/search", {"query": query, "k": k, "no_llm": no_llm, "context": context,
-                                                "model": model})
+                                                "model": model, "roles": roles or [], "path": path})
 
     def ask(self, question: str, *, system: str = "checked", context: str | None = None,
             history: list[tuple[str, str]] | None = None, model: str | None = None, client: str = "cli") -> Iterator[dict]:
@@ -173,8 +173,8 @@ class ServerClient:
         return self.call("POST", "/v1/complete", {"path": path, "line": line, "col": col, "text": text,
                                                   "client": client, "trigger": trigger}, cancel=cancel)
 
-    def index(self, rebuild: bool = False) -> Iterator[dict]:
-        return self.lines("/v1/index", {"rebuild": rebuild}, timeout=3600.0)
+    def index(self, rebuild: bool = False, vectors: bool = True) -> Iterator[dict]:
+        return self.lines("/v1/index", {"rebuild": rebuild, "vectors": vectors}, timeout=3600.0)
 
     def status(self) -> dict:
         return self.call("GET", "/v1/status")
