@@ -23,14 +23,15 @@ __all__ = ["Assistant", "Cancel", "Events", "ServerError", "Unreachable", "alone
 
 
 def connect(services: Services, *, unless: str | None = None, alone: bool = False,
-            on_note=None) -> Assistant:
+            on_note=None, lock_wait_s: float = 0.0) -> Assistant:
     """The assistant for `services`' repository: served when its `codeasst serve` answers, else local.
     `unless` names an option only this process can honour (IndexLocked while a server owns the index);
-    `alone` works here whatever runs (a model the server does not have, a file outside its repository)."""
+    `alone` works here whatever runs (a model the server does not have, a file outside its repository).
+    `lock_wait_s`: how long this process's index runs wait for another writer (a second agent's)."""
     from codeasst.access.local import Local
     from codeasst.access.served import Served
 
-    mine = Local(services)
+    mine = Local(services, lock_wait_s=lock_wait_s)
     if alone:
         return mine
     served = Served.find(services, mine, on_note=on_note)

@@ -64,6 +64,14 @@ class Assistant(ABC):
         when the words and the graph are done (a server embeds the rest in the background)."""
 
     @abstractmethod
+    def refs(self, name: str, limit: int = 50) -> list[dict]:
+        """`codeasst refs`: every definition NAME names with its callers and callees (Place.to_json())."""
+
+    @abstractmethod
+    def definition(self, name: str, limit: int = 20) -> list[dict]:
+        """Every definition NAME names, with its source as the file holds it now (tasks.refs.definitions)."""
+
+    @abstractmethod
     def symbols(self, query: str, limit: int = 50) -> list[dict]:
         """Definitions by name, else by search (tasks.refs.symbols)."""
 
@@ -112,21 +120,8 @@ class Assistant(ABC):
 
         return fixed_bytes(result)
 
-    def refs(self, name: str, limit: int = 50) -> list:
-        """`codeasst refs`: tasks.refs.Place for every definition NAME names (the graph is read here)."""
-        from codeasst.tasks.refs import references
-
-        return references(self.services, name, limit=limit)
-
-    def definition(self, name: str, limit: int = 20) -> list[dict]:
-        """Every definition NAME names, with its source as the file holds it now (tasks.refs.definitions;
-        the graph is read here)."""
-        from codeasst.tasks.refs import definitions
-
-        return definitions(self.services, name, limit=limit)
-
     @staticmethod
-    def refs_lines(places: list, show_unresolved: bool = False) -> list[str]:
+    def refs_lines(places: list[dict], show_unresolved: bool = False) -> list[str]:
         """What `codeasst refs` prints for refs()' places."""
         from codeasst.tasks.refs import place_lines
 

@@ -108,6 +108,12 @@ class Served(Assistant):
 
         return self._through(served, lambda a: a.index(rebuild, progress, vectors=vectors))
 
+    def refs(self, name: str, limit: int = 50) -> list[dict]:
+        return self._through(lambda c: c.refs(name, limit), lambda a: a.refs(name, limit))
+
+    def definition(self, name: str, limit: int = 20) -> list[dict]:
+        return self._through(lambda c: c.definition(name, limit), lambda a: a.definition(name, limit))
+
     def symbols(self, query: str, limit: int = 50) -> list[dict]:
         return self._through(lambda c: c.symbols(query, limit), lambda a: a.symbols(query, limit))
 

@@ -42,11 +42,11 @@ def allow_fast_exit(summary: dict | None) -> None:
                                             or summary["rebuilt"])
 
 
-def assistant_for(services, *, unless: str | None = None, alone: bool = False):
+def assistant_for(services, *, unless: str | None = None, alone: bool = False, lock_wait_s: float = 0.0):
     """The one way in (codeasst.access): the running `codeasst serve` for this repository, else this process."""
     from codeasst.access import connect
 
-    return connect(services, unless=unless, alone=alone, on_note=note)
+    return connect(services, unless=unless, alone=alone, on_note=note, lock_wait_s=lock_wait_s)
 
 
 def emit_json(data: Any) -> None:

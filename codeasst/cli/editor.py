@@ -113,6 +113,9 @@ def lsp(
     run(services_for, start=not no_start, root=root if repo is not None else None)
 
 
+MCP_LOCK_WAIT_S = 60.0
+
+
 def mcp(
     repo: RepoOption = Path("."),
 ) -> None:
@@ -122,5 +125,8 @@ def mcp(
         from codeasst.mcp.server import serve
     except ImportError as exc:
         raise CodeasstError(f"the MCP SDK is missing ({exc.name})", hint="pip install 'mcp>=2.3,<3'") from None
-    services = make_services(repo)
-    serve(assistant_for(services), services.settings.mcp.max_chars)
+    # A search answers at once, from words where vectors are missing: an agent's client times out, and
+    # the vectors come in the background (here, or in the server this joins).
+    services = make_services(repo, {"index.search_embed_limit": 0})
+    # A second agent's index run waits for the first's (a lock per index), within an agent's patience.
+    serve(assistant_for(services, lock_wait_s=MCP_LOCK_WAIT_S), services.settings.mcp.max_chars)

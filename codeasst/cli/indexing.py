@@ -136,8 +136,8 @@ def refs(
     """Show where NAME is defined, who calls it and what it calls, from the code graph."""
     from codeasst.console import refs_lines
 
-    places = assistant_for(make_services(repo), alone=True).refs(name, limit=limit)
+    places = assistant_for(make_services(repo)).refs(name, limit=limit)
     if as_json:
-        emit_json([p.to_json() for p in places])
+        emit_json(places)
         return
     typer.echo("\n".join(refs_lines(places, show_unresolved=unresolved)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from typing import Any
 
 import anyio
@@ -22,7 +23,8 @@ from mcp import types
 from mcp.server import Server
 
 from codeasst import __version__
-from codeasst.access import Assistant, Cancel
+from codeasst.access import Assistant, Cancel, background
+from codeasst.access.local import Local
 from codeasst.mcp.tools import TOOLS, Calling, Refused, call
 
 log = logging.getLogger("codeasst.mcp")
@@ -96,8 +98,13 @@ class _Progress:
 
 
 def serve(assistant: Assistant, max_chars: int) -> None:
-    """Serve on stdin/stdout until the client leaves, then end this process."""
+    """Serve on stdin/stdout until the client leaves, then end this process (0; 130 on Ctrl-C). Working alone, it embeds
+    what waits for vectors in the background, as `codeasst serve` does (a server, when one answers,
+    does it there)."""
     server = build(assistant, max_chars)
+    stopping = threading.Event()
+    if isinstance(assistant, Local):
+        background.start(assistant, stopping.is_set)
 
     async def main() -> None:
         from mcp.server.stdio import stdio_server
@@ -105,14 +112,16 @@ def serve(assistant: Assistant, max_chars: int) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
+    code = 0
     try:
         anyio.run(main)
     except KeyboardInterrupt:
-        pass
+        code = 130
     finally:
+        stopping.set()
         sys.stderr.flush()
     # A model call still under way in a worker thread must not keep an agent's child process alive.
     from codeasst.backends.llama_cpp import close_all
 
     close_all()
-    os._exit(0)
+    os._exit(code)

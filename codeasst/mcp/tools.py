@@ -396,21 +396,16 @@ def _references(assistant: Assistant, args: ReferencesIn, budget: Budget, _calli
     places, blocks, cut = [], [], None
     found = assistant.refs(args.name, limit=args.limit)
     for p in found:
-        d = p.definition
-        callees, unresolved = [], []
-        for edge, targets in p.callees:
-            if not targets:
-                unresolved.append(edge.name)
-            else:
-                callees.append(Callee(name=edge.name, line=edge.line,
-                                      targets=[f"{t.qname} at {t.path}:{t.line}" for t in targets]))
-        place = Place(location=_place(d.path, d.line, d.end_line), qname=d.qname, kind=d.kind,
-                      signature=d.signature,
-                      callers=[Caller(location=f"{e.path}:{e.line}", qname=e.src.qname, kind=e.kind)
-                               for e in p.callers],
-                      callers_unresolved=p.callers_unresolved, callees=callees,
-                      callees_unresolved=sorted(set(unresolved)), bases=[f"{b.qname} at {b.path}:{b.line}"
-                                                                          for b in p.bases])
+        callees = [Callee(name=c["name"], line=c["line"], targets=[f"{t['qname']} at {t['path']}:{t['line']}"
+                                                                   for t in c["resolved"]])
+                   for c in p["callees"] if c["resolved"]]
+        place = Place(location=_place(p["path"], p["line"], p["end_line"]), qname=p["qname"], kind=p["kind"],
+                      signature=p["signature"],
+                      callers=[Caller(location=f"{e['path']}:{e['line']}", qname=e["qname"], kind=e["kind"])
+                               for e in p["callers"]],
+                      callers_unresolved=p["callers_unresolved"], callees=callees,
+                      callees_unresolved=sorted({c["name"] for c in p["callees"] if not c["resolved"]}),
+                      bases=[f"{b['qname']} at {b['path']}:{b['line']}" for b in p["bases"]])
         block = "\n".join(assistant.refs_lines([p], show_unresolved=True)) + "\n"
         if not budget.take(block, place.model_dump()):
             cut = CUT.format(why=f"{len(found) - len(places)} more definitions left out; give a qualified "
@@ -430,6 +425,8 @@ def _ask(assistant: Assistant, args: AskIn, budget: Budget, calling: Calling) ->
         for event in events:
             if event["type"] == "note":
                 notes.append(event["text"])
+            elif calling.cancel is not None and calling.cancel.is_set():
+                raise Refused("the question was cancelled")
             elif event["type"] == "text" and event["text"]:
                 written += len(event["text"])
                 calling.say(f"{written} characters written")
@@ -524,10 +521,9 @@ def _index(assistant: Assistant, args: IndexIn, _budget: Budget, _calling: Calli
     summary = assistant.index(args.rebuild, vectors=False)
     dense = summary.get("dense") or {}
     dense_wait = max(dense.get("total", 0) - dense.get("embedded", 0), 0)
-    served = assistant.where != "here"
-    note = ("vectors follow in the background (codeasst serve)" if served else
-            "vectors are not made here: `codeasst index` or a running `codeasst serve` makes them; "
-            "search works from words meanwhile")
+    note = ("vectors follow in the background" + (" (codeasst serve)" if assistant.where != "here" else
+                                                  ", while this session lasts") +
+            "; search works from words meanwhile")
     out = IndexOut(files=summary.get("files", 0), chunks=summary.get("chunks", 0), added=summary.get("added", 0),
                    changed=summary.get("changed", 0), deleted=summary.get("deleted", 0),
                    waiting_for_vectors=dense_wait, seconds=round(summary.get("elapsed_s", 0.0), 2), note=note)

@@ -55,6 +55,7 @@ from codeasst.serve.requests import (
     EventRequest,
     FixRequest,
     IndexRequest,
+    NameRequest,
     OpenRequest,
     SearchRequest,
     SymbolsRequest,
@@ -259,6 +260,16 @@ def _routes(app: FastAPI, state: ServerState) -> None:
     async def symbols(body: SymbolsRequest, request: Request) -> list[dict]:
         """Definitions by name from the code graph, else by search (an editor's workspace/symbol)."""
         return await _in_thread(request, lambda _gone: local.symbols(body.query, limit=body.limit))
+
+    @app.post("/v1/refs")
+    async def refs(body: NameRequest, request: Request) -> list[dict]:
+        """A definition's callers and callees from the code graph (`codeasst refs`)."""
+        return await _in_thread(request, lambda _gone: local.refs(body.name, limit=body.limit))
+
+    @app.post("/v1/definition")
+    async def definition(body: NameRequest, request: Request) -> list[dict]:
+        """Every definition a name names, with its source (`codeasst mcp`'s definition tool)."""
+        return await _in_thread(request, lambda _gone: local.definition(body.name, limit=body.limit))
 
     @app.get("/v1/status")
     async def status(request: Request) -> dict:

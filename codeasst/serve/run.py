@@ -11,9 +11,9 @@ import sys
 import threading
 from collections.abc import Callable
 
+from codeasst.access import background
 from codeasst.errors import IndexLocked, UsageError
 from codeasst.index import owner
-from codeasst.serve import background
 from codeasst.serve.guard import is_loopback
 from codeasst.services import Services
 from codeasst.wire import discovery

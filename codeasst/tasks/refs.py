@@ -108,7 +108,7 @@ def _update_words(services: Services) -> None:
         if summary.graph_note:
             services.note(summary.graph_note)
     except IndexLocked:
-        services.note("the index is being updated by another process; reading the graph as it is")
+        services.note("the index is being updated by another run; reading the graph as it is")
 
 
 def place(code_graph: CodeGraph, d: DefRow, limit: int = 50) -> Place:
@@ -118,37 +118,35 @@ def place(code_graph: CodeGraph, d: DefRow, limit: int = 50) -> Place:
     return Place(d, callers, unresolved, callees, bases)
 
 
-def place_lines(places: list[Place], show_unresolved: bool = False) -> list[str]:
-    """What `codeasst refs` prints."""
+def place_lines(places: list[dict], show_unresolved: bool = False) -> list[str]:
+    """What `codeasst refs` prints for places as Place.to_json() gives them."""
     lines: list[str] = []
     for p in places:
-        d = p.definition
         if lines:
             lines.append("")
-        lines.append(f"{d.qname}  ({d.kind})  {d.path}:{d.line}")
-        if d.signature:
-            lines.append(f"  {d.signature}")
-        if d.doc:
-            lines.append(f"  {d.doc}")
-        if p.bases:
-            lines.append("bases: " + ", ".join(f"{b.qname} ({b.path}:{b.line})" for b in p.bases))
-        more = f"; {p.callers_unresolved} more calls by this name on receivers of unknown type" \
-            if p.callers_unresolved else ""
-        lines.append(f"callers ({len(p.callers)}{more}):")
-        lines += [f"  {e.path}:{e.line}  {e.src.qname}" + ("  (passes it on)" if e.kind == "ref" else "")
-                  for e in p.callers]
-        resolved = [(e, found) for e, found in p.callees if found]
-        unresolved = [e for e, found in p.callees if not found]
+        lines.append(f"{p['qname']}  ({p['kind']})  {p['path']}:{p['line']}")
+        if p["signature"]:
+            lines.append(f"  {p['signature']}")
+        if p["doc"]:
+            lines.append(f"  {p['doc']}")
+        if p["bases"]:
+            lines.append("bases: " + ", ".join(f"{b['qname']} ({b['path']}:{b['line']})" for b in p["bases"]))
+        more = f"; {p['callers_unresolved']} more calls by this name on receivers of unknown type" \
+            if p["callers_unresolved"] else ""
+        lines.append(f"callers ({len(p['callers'])}{more}):")
+        lines += [f"  {e['path']}:{e['line']}  {e['qname']}" + ("  (passes it on)" if e["kind"] == "ref" else "")
+                  for e in p["callers"]]
+        resolved = [c for c in p["callees"] if c["resolved"]]
+        unresolved = [c for c in p["callees"] if not c["resolved"]]
         lines.append(f"callees ({len(resolved)}; {len(unresolved)} unresolved):")
-        seen: set[int] = set()
-        for e, found in resolved:
-            for target in found:
-                if target.id not in seen:
-                    seen.add(target.id)
-                    lines.append(f"  {e.path}:{e.line}  {target.qname}  -> {target.path}:{target.line}")
+        seen: set[tuple[str, int]] = set()
+        for c in resolved:
+            for target in c["resolved"]:
+                if (target["path"], target["line"]) not in seen:
+                    seen.add((target["path"], target["line"]))
+                    lines.append(f"  {p['path']}:{c['line']}  {target['qname']}  -> {target['path']}:{target['line']}")
         if show_unresolved and unresolved:
-            lines.append("unresolved: " + ", ".join(sorted({f"{e.name} ({unresolved_reason(e)})"
-                                                              for e in unresolved})))
+            lines.append("unresolved: " + ", ".join(sorted({f"{c['name']} ({c['unresolved']})" for c in unresolved})))
     return lines
 
 

@@ -115,7 +115,7 @@ def _update(services: Services, indexer: Indexer, progress: Progress | None,
         summary = indexer.run(verify=True, embed_limit=services.settings.index.search_embed_limit)
     except IndexLocked:
         # Another process is updating the index; what it has written so far is searchable.
-        notes.append("the index is being updated by another process; searching it as it is")
+        notes.append("the index is being updated by another run; searching it as it is")
         return None
     if summary.repaired:
         services.note(f"{summary.repaired}; mended")

@@ -189,6 +189,12 @@ class ServerClient:
     def fix(self, path: str, text: str | None = None, line: int | None = None, client: str = "cli") -> dict:
         return self.call("POST", "/v1/fix", {"path": path, "text": text, "line": line, "client": client})
 
+    def refs(self, name: str, limit: int = 50) -> list[dict]:
+        return self.call("POST", "/v1/refs", {"name": name, "limit": limit})
+
+    def definition(self, name: str, limit: int = 20) -> list[dict]:
+        return self.call("POST", "/v1/definition", {"name": name, "limit": limit})
+
     def symbols(self, query: str, limit: int = 50) -> list[dict]:
         return self.call("POST", "/v1/symbols", {"query": query, "limit": limit})
 

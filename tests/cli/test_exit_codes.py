@@ -124,6 +124,7 @@ CASES = [
     Case("refs", "a corrupted manifest", 3, lambda p: ["x", "-C", p.repo], "codeasst index --rebuild",
          setup=_corrupt_manifest, indexed=True),
     Case("lsp", "--repo that does not exist", 2, lambda p: ["--repo", p.missing], "path does not exist"),
+    Case("mcp", "--repo that does not exist", 2, lambda p: ["--repo", p.missing], "path does not exist"),
     Case("search", "an empty query", 2, lambda p: ["  ", "-C", p.repo], "the question is empty"),
     Case("search", "no query and nothing piped", 2, lambda p: ["-C", p.repo], "give a QUERY"),
     Case("search", "-k out of range", 2, lambda p: ["x", "-k", "0", "-C", p.repo], "Invalid value for '-k'"),

@@ -193,7 +193,7 @@ def test_a_search_while_embedding_answers_from_what_is_written_and_says_how_much
           f"ranking while embedding: {during}")
     assert during and during[0] == TARGET, f"ranking while embedding: {during}\n{said}"
     assert f"not yet embedded: dense search covers {held['embedded']:,} of {held['total']:,} chunks" in said, said
-    assert "the index is being updated by another process; searching it as it is" in said, said
+    assert "the index is being updated by another run; searching it as it is" in said, said
 
     out, err = indexing.communicate(timeout=600)
     assert indexing.returncode == 0, err

@@ -6,10 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
-from codeasst.access import alone
+from codeasst.access import alone, background
 from codeasst.backends.fake import HashingEmbedder
 from codeasst.index.indexer import IndexLock
-from codeasst.serve import background
 from codeasst.services import build_services
 
 

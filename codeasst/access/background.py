@@ -1,5 +1,6 @@
-"""The server's dense phase: vectors for the chunks an index update left waiting, embedded in the
-background a group at a time while the server answers from what is there.
+"""The dense phase of a long-lived process (`codeasst serve`; `codeasst mcp` working alone): vectors for
+the chunks an index update left waiting, embedded in the background a group at a time while it answers
+from what is there.
 
 Each group takes the index lock for itself alone, so an index update or a search that brings the
 index up to date waits for one group (a few seconds), never for the whole embedding. A kill loses
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from codeasst.access.local import Local
 from codeasst.errors import CodeasstError, IndexLocked
 
-log = logging.getLogger("codeasst.serve")
+log = logging.getLogger("codeasst.background")
 IDLE_S = 2.0  # how often an idle server looks for chunks waiting for vectors
 BUSY_S = 0.5  # how long it waits for another run's lock
 FAILED_S = 30.0  # after an error (a full disk, a store gone), before it tries again
