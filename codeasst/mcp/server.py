@@ -25,7 +25,7 @@ from mcp.server import Server
 from codeasst import __version__
 from codeasst.access import Assistant, Cancel, background
 from codeasst.access.local import Local
-from codeasst.mcp.tools import TOOLS, Calling, Refused, call
+from codeasst.mcp.tools import TOOLS, Calling, Refused, call, one_line
 
 log = logging.getLogger("codeasst.mcp")
 
@@ -79,7 +79,7 @@ async def _call(ctx, assistant: Assistant, name: str, arguments: Any, max_chars:
 
 
 def _error(line: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=line)], is_error=True)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=one_line(line))], is_error=True)
 
 
 class _Progress:

@@ -58,7 +58,8 @@ class Result:
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # Strict: "3" is not a number and "yes" not true; a buffer's text is taken as sent, spaces and all.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _place(path: str, start: int, end: int) -> str:
@@ -296,6 +297,11 @@ def call(assistant: Assistant, name: str, arguments: dict | None, *, max_chars: 
         raise Refused(exc.one_line()) from None
 
 
+def one_line(message: str) -> str:
+    """A refusal as one line, whatever the agent's arguments held (a path with a newline)."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -421,15 +427,13 @@ def _ask(assistant: Assistant, args: AskIn, budget: Budget, calling: Calling) ->
     answer, notes = None, []
     events = assistant.ask(args.question, client="mcp", cancel=calling.cancel)
     try:
-        written = 0
         for event in events:
             if event["type"] == "note":
                 notes.append(event["text"])
             elif calling.cancel is not None and calling.cancel.is_set():
                 raise Refused("the question was cancelled")
             elif event["type"] == "text" and event["text"]:
-                written += len(event["text"])
-                calling.say(f"{written} characters written")
+                calling.say(event["text"])  # the answer as it is written, where the client shows progress
             elif event["type"] == "answer":
                 answer = event
     finally:
@@ -467,13 +471,18 @@ def _findings(path: str, items: list[dict], budget: Budget) -> tuple[list[Findin
 
 def _buffer(assistant: Assistant, args: LintIn) -> tuple[str, str]:
     target, rel = _file(assistant, args.path)
+    if not rel.endswith((".py", ".pyi")):
+        raise Refused(f"{rel!r} is not a Python file: flake8 reads .py and .pyi files")
     if args.text is not None:
         return rel, args.text
-    if not target.is_file():
-        raise Refused(f"{rel}: no such file")
-    text, why = decode_source(target.read_bytes())
+    try:
+        if not target.is_file():
+            raise Refused(f"{rel!r}: no such file")
+        text, why = decode_source(target.read_bytes())
+    except OSError as exc:
+        raise Refused(f"{rel!r}: {exc.strerror or 'unreadable'}") from None
     if text is None:
-        raise Refused(f"{rel}: {why}")
+        raise Refused(f"{rel!r}: {why}")
     return rel, text
 
 
