@@ -135,3 +135,14 @@ def test_the_module_that_runs_flake8_outranks_the_tests_and_docs_that_mention_it
     tests = run_json("search", "how is the flake8 output parser tested?", "--no-llm", "--repo", str(root))
     assert tests[0]["role"] == "test", tests
     assert "tests/test_lint.py" in [hit["path"] for hit in tests[:2]], tests
+
+    # --role and --path keep only what they admit, however the rest would rank.
+    only_docs = run_json("search", "where is flake8 run and its output parsed?", "--no-llm", "--role", "docs",
+                         "--repo", str(root))
+    assert only_docs and {hit["path"] for hit in only_docs} == {"docs/flake8.md"}, only_docs
+    under_tests = run_json("search", "where is flake8 run and its output parsed?", "--no-llm", "--path", "tests/",
+                           "--repo", str(root))
+    assert under_tests and {hit["path"] for hit in under_tests} <= {"tests/test_lint.py", "tests/test_cli.py"}
+    globbed = run_json("search", "flake8 findings", "--no-llm", "--path", "tidy/*.py", "--role", "implementation",
+                       "--repo", str(root))
+    assert globbed and all(hit["path"].startswith("tidy/") for hit in globbed), globbed
