@@ -333,7 +333,7 @@ def _search(assistant: Assistant, args: SearchIn, budget: Budget, calling: Calli
                              roles=[args.role] if args.role else (), path=args.path)
     dense = reply.get("dense") or {}
     words_only = not dense.get("embedded")
-    notes = list(reply["notes"])
+    notes = [n for n in reply["notes"] if not (words_only and n.startswith("not yet embedded"))]
     if words_only:
         notes.insert(0, "no vectors yet: these hits come from words and exact matches alone "
                         "(`index` brings the words up to date; vectors follow in the background)")
@@ -545,7 +545,7 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("search", "Find the code in this repository that does or names something, from words or identifiers "
          "(BM25, exact matches and, where embedded, vectors; fused, weighed by file role). Returns hits as "
          "path:start-end with each hit's first lines. Faster and cheaper than grep plus reading files: use it "
-         "first, then `definition` on a hit's symbol.", SearchIn, SearchOut, _search),
+         "first, then `definition` on the symbol of a function, class or method hit.", SearchIn, SearchOut, _search),
     Tool("definition", "The source of a function, class or method by name (bare, dotted tail or qualified), with "
          "its signature, docstring and path:start-end; every definition the name has is listed.",
          DefinitionIn, DefinitionOut, _definition),
