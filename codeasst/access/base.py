@@ -64,8 +64,9 @@ class Assistant(ABC):
         when the words and the graph are done (a server embeds the rest in the background)."""
 
     @abstractmethod
-    def refs(self, name: str, limit: int = 50) -> list[dict]:
-        """`codeasst refs`: every definition NAME names with its callers and callees (Place.to_json())."""
+    def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
+        """`codeasst refs`: every definition NAME names with its callers and callees (Place.to_json());
+        with `outline`, the lines of each that carry its logic (index/outline.py)."""
 
     @abstractmethod
     def definition(self, name: str, limit: int = 20) -> list[dict]:

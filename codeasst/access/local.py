@@ -128,10 +128,10 @@ class Local(Assistant):
         """Vectors for up to `groups` groups of chunks an index update left waiting; how many were embedded."""
         return self.services.indexer().embed_pending(groups=groups).embedded
 
-    def refs(self, name: str, limit: int = 50) -> list[dict]:
+    def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
         from codeasst.tasks.refs import references
 
-        return [p.to_json() for p in references(self.services, name, limit=limit)]
+        return [p.to_json() for p in references(self.services, name, limit=limit, outline=outline)]
 
     def definition(self, name: str, limit: int = 20) -> list[dict]:
         from codeasst.tasks.refs import definitions

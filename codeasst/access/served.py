@@ -108,8 +108,8 @@ class Served(Assistant):
 
         return self._through(served, lambda a: a.index(rebuild, progress, vectors=vectors))
 
-    def refs(self, name: str, limit: int = 50) -> list[dict]:
-        return self._through(lambda c: c.refs(name, limit), lambda a: a.refs(name, limit))
+    def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
+        return self._through(lambda c: c.refs(name, limit, outline), lambda a: a.refs(name, limit, outline))
 
     def definition(self, name: str, limit: int = 20) -> list[dict]:
         return self._through(lambda c: c.definition(name, limit), lambda a: a.definition(name, limit))

@@ -130,13 +130,15 @@ def refs(
     limit: Annotated[int, typer.Option("--limit", min=1, max=10000, help="How many callers to list.")] = 50,
     unresolved: Annotated[bool, typer.Option("--unresolved", help="Also name the calls the graph cannot "
                                              "resolve.")] = False,
+    outline: Annotated[bool, typer.Option("--outline", help="Also show each definition's outline: the lines "
+                                          "that carry its logic, the rest folded.")] = False,
     repo: RepoOption = Path("."),
     as_json: JsonOption = False,
 ) -> None:
     """Show where NAME is defined, who calls it and what it calls, from the code graph."""
     from codeasst.console import refs_lines
 
-    places = assistant_for(make_services(repo)).refs(name, limit=limit)
+    places = assistant_for(make_services(repo)).refs(name, limit=limit, outline=outline)
     if as_json:
         emit_json(places)
         return

@@ -264,7 +264,7 @@ def _routes(app: FastAPI, state: ServerState) -> None:
     @app.post("/v1/refs")
     async def refs(body: NameRequest, request: Request) -> list[dict]:
         """A definition's callers and callees from the code graph (`codeasst refs`)."""
-        return await _in_thread(request, lambda _gone: local.refs(body.name, limit=body.limit))
+        return await _in_thread(request, lambda _gone: local.refs(body.name, limit=body.limit, outline=body.outline))
 
     @app.post("/v1/definition")
     async def definition(body: NameRequest, request: Request) -> list[dict]:

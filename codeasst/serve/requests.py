@@ -78,3 +78,4 @@ class NameRequest(BaseModel):
     name: str = Field(min_length=1, max_length=2000, description="A definition: bare, a dotted tail or qualified.")
     limit: int = Field(50, ge=1, le=10_000, description="refs: callers listed per definition; definition: "
                        "definitions given.")
+    outline: bool = Field(False, description="refs: each definition's outline, the lines that carry its logic.")

@@ -13,10 +13,12 @@ import contextlib
 import re
 from contextlib import closing
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
 from codeasst.index.files import decode_source
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow, read_graph
+from codeasst.index.outline import Outline, outline
 from codeasst.services import Services
 
 CALL_KINDS = ("call", "ref")
@@ -29,9 +31,12 @@ class Place:
     callers_unresolved: int = 0  # calls by this name on receivers of unknown type
     callees: list[tuple[EdgeRow, list[DefRow]]] = field(default_factory=list)
     bases: list[DefRow] = field(default_factory=list)
+    outline: Outline | None = None  # where asked for: the lines that carry its logic (index/outline.py)
 
     def to_json(self) -> dict:
         data = self.definition.to_json()
+        if self.outline is not None:
+            data["outline"] = {**self.outline.to_json(), "rendered": self.outline.render()}
         data["callers"] = [{"qname": e.src.qname, "path": e.path, "line": e.line, "kind": e.kind}
                            for e in self.callers]
         data["callers_unresolved"] = self.callers_unresolved
@@ -49,8 +54,10 @@ def unresolved_reason(edge: EdgeRow) -> str:
     return f"outside the repository ({edge.target})"
 
 
-def references(services: Services, name: str, *, limit: int = 50, update_index: bool = True) -> list[Place]:
-    """Every definition NAME names, with up to `limit` callers and all its callees."""
+def references(services: Services, name: str, *, limit: int = 50, update_index: bool = True,
+               outline: bool = False) -> list[Place]:
+    """Every definition NAME names, with up to `limit` callers and all its callees; with `outline`, each
+    with the lines that carry its logic."""
     if not name.strip():
         raise UsageError("give a NAME: a function, class or method, bare or qualified")
     indexer = services.indexer()
@@ -64,7 +71,12 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
         if not found:
             raise CodeasstError(f"no definition named {name!r} in the code graph",
                                 hint="try a shorter or a qualified name; `codeasst search` finds code by words")
-        return [place(code_graph, d, limit) for d in found]
+        places = [place(code_graph, d, limit) for d in found]
+        if outline:
+            files = _Files(services.repo.root)
+            for p in places:
+                p.outline = outline_of(files, p.definition, p.callees)
+        return places
 
 
 def definitions(services: Services, name: str, *, limit: int = 20, update_index: bool = True) -> list[dict]:
@@ -98,6 +110,51 @@ def _read_text(path) -> tuple[str | None, str | None]:
         return None, exc.strerror or "unreadable"
 
 
+class _Files:
+    """The repository's files as they are now, each read once (None: gone or not text)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._lines: dict[str, list[str] | None] = {}
+
+    def text(self, path: str) -> str | None:
+        text, _why = _read_text(self.root / path)
+        return text
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            text = self.text(path)
+            self._lines[path] = text.splitlines() if text is not None else None
+        return self._lines[path]
+
+    def where_now(self, d: DefRow) -> int | None:
+        """The line `d` starts on in its file as it is now: the graph's line where it still says so,
+        else the one line that defines that name; None where the file no longer tells."""
+        lines = self.lines(d.path)
+        if lines is None:
+            return None
+        if 0 < d.line <= len(lines) and re.search(rf"\b{re.escape(d.name)}\b", lines[d.line - 1]):
+            return d.line
+        pattern = re.compile(rf"^\s*(?:async\s+)?(?:def|class|func(?:\s*\([^)]*\))?|function)\s+{re.escape(d.name)}\b")
+        found = [n for n, line in enumerate(lines, 1) if pattern.search(line)]
+        return found[0] if len(found) == 1 else None
+
+
+def outline_of(files: _Files, d: DefRow, callees: list[tuple[EdgeRow, list[DefRow]]]) -> Outline | None:
+    """`d`'s outline from its file as it is now, each call into the repository with its targets'
+    `path:line` (a target whose file changed so that its line cannot be found is left out)."""
+    text = files.text(d.path)
+    if text is None:
+        return None
+    calls: dict[int, list[str]] = {}
+    for edge, targets in callees:
+        for target in targets:
+            line = files.where_now(target)
+            if line is not None and f"{target.qname} at {target.path}:{line}" not in calls.get(edge.line, []):
+                calls.setdefault(edge.line, []).append(f"{target.qname} at {target.path}:{line}")
+    return outline(d.path, text, d.line, d.end_line, calls)
+
+
 def _update_words(services: Services) -> None:
     """The index's words and graph up to date; no vectors (the graph needs none)."""
     indexer = services.indexer()
@@ -129,6 +186,9 @@ def place_lines(places: list[dict], show_unresolved: bool = False) -> list[str]:
             lines.append(f"  {p['signature']}")
         if p["doc"]:
             lines.append(f"  {p['doc']}")
+        if p.get("outline"):
+            lines.append(f"outline ({p['outline']['folded']} of {p['end_line'] - p['line'] + 1} lines folded):")
+            lines += p["outline"]["rendered"]
         if p["bases"]:
             lines.append("bases: " + ", ".join(f"{b['qname']} ({b['path']}:{b['line']})" for b in p["bases"]))
         more = f"; {p['callers_unresolved']} more calls by this name on receivers of unknown type" \

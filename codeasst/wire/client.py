@@ -189,8 +189,8 @@ class ServerClient:
     def fix(self, path: str, text: str | None = None, line: int | None = None, client: str = "cli") -> dict:
         return self.call("POST", "/v1/fix", {"path": path, "text": text, "line": line, "client": client})
 
-    def refs(self, name: str, limit: int = 50) -> list[dict]:
-        return self.call("POST", "/v1/refs", {"name": name, "limit": limit})
+    def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
+        return self.call("POST", "/v1/refs", {"name": name, "limit": limit, "outline": outline})
 
     def definition(self, name: str, limit: int = 20) -> list[dict]:
         return self.call("POST", "/v1/definition", {"name": name, "limit": limit})

@@ -44,3 +44,21 @@ def test_a_damaged_graph_is_rebuilt_with_a_note(make_repo):
     proc = run_cli("refs", "ping", "-C", str(root))
     assert "code graph graph.sqlite was unreadable" in proc.stderr and "rebuilt" in proc.stderr
     assert "pkg/core.py:26  pkg.core.pong  -> pkg/core.py:29" in proc.stdout
+
+
+def test_refs_outline_shows_the_lines_that_carry_the_logic_with_their_targets(make_repo):
+    root = make_repo(PY)
+    text = run_cli("refs", "Engine.step", "--outline", "-C", str(root)).stdout
+    assert "outline (0 of 4 lines folded):" in text
+    # each call into the repository with its target's place; the file's own lines, numbered
+    assert "    17          helper(1)    → pkg.util.helper at pkg/util.py:1" in text
+    assert "    19          return super().step()    → pkg.core.Base.step at pkg/core.py:11" in text
+
+    # recursion: ping and pong call each other; each outline names the other once and stops
+    (ping,) = run_json("refs", "ping", "--outline", "-C", str(root))
+    assert [line["targets"] for line in ping["outline"]["lines"]] == [[], ["pkg.core.pong at pkg/core.py:29"]]
+
+    # the target's file changed since the graph was read: the line it is on now, never the old one
+    (root / "pkg/util.py").write_text("# moved\n\n\n" + PY["pkg/util.py"])
+    (step,) = run_json("refs", "Engine.step", "--outline", "-C", str(root))
+    assert ["pkg.util.helper at pkg/util.py:4"] in [line["targets"] for line in step["outline"]["lines"]]

@@ -1,0 +1,134 @@
+"""A definition's outline (index/outline.py): the lines that carry its logic, true by construction, within
+its budget, for every language the graph reads; and the calls' targets placed in their files as they are
+now (tasks/refs.py)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from codeasst.index.graphdb import DefRow
+from codeasst.index.outline import MAX_LINES, outline
+from codeasst.tasks.refs import _Files, outline_of
+
+RUN = '''import json
+
+
+def load(path, retries=3):
+    """Read a config file, trying again while it is locked."""
+    attempts = 0
+    while attempts < retries:
+        attempts += 1
+        try:
+            with open(path) as fh:
+                data = json.load(fh)
+        except BlockingIOError:
+            continue
+        if not data:
+            raise ValueError(
+                f"{path} is empty")
+        CACHE[path] = data
+        return normalise(data)
+    return None
+'''
+
+
+def true_lines(text: str, result) -> None:
+    lines = text.splitlines()
+    assert all(lines[line.number - 1].rstrip() == line.text for line in result.lines)
+    assert [line.number for line in result.lines] == sorted(line.number for line in result.lines)
+
+
+def test_the_loop_its_exits_and_the_raise_with_its_message_are_kept():
+    got = outline("cfg.py", RUN, 4, 19, {18: ["cfg.normalise at cfg.py:30"]})
+    true_lines(RUN, got)
+    kinds = {line.number: line.kind for line in got.lines}
+    assert kinds[4] == "first" and kinds[7] == "loop" and kinds[13] == "exit"
+    assert kinds[15] == kinds[16] == "raise"  # the message, on the next line, is part of what it says
+    assert kinds[18] == "return" and got.lines[-1].number == 19  # a return that calls in: ranked as a return
+    assert [line.targets for line in got.lines if line.number == 18] == [("cfg.normalise at cfg.py:30",)]
+    assert kinds[17] == "assign"  # CACHE[path] = ...: the store it writes
+    assert 6 not in kinds  # a local's assignment is folded
+    rendered = "\n".join(got.render())
+    assert "    18          return normalise(data)    → cfg.normalise at cfg.py:30" in rendered
+    assert "… 1 line" in rendered
+
+
+def test_a_definition_of_2000_lines_stays_within_its_budget():
+    body = "".join(f"    x{i} = step({i})\n    if x{i} > {i}:\n        return x{i}\n" for i in range(700))
+    text = "def huge():\n" + body
+    started = time.perf_counter()
+    got = outline("huge.py", text, 1, 2101)
+    assert time.perf_counter() - started < 2
+    assert len(got.lines) == MAX_LINES and got.folded == 2101 - MAX_LINES
+    true_lines(text, got)
+    assert got.lines[0].kind == "first" and all(line.kind in ("first", "return") for line in got.lines)
+
+
+def test_a_body_with_no_calls_shows_its_branches():
+    text = "def sign(n):\n    if n < 0:\n        return -1\n    elif n == 0:\n        return 0\n    return 1\n"
+    got = outline("s.py", text, 1, 6)
+    assert [line.number for line in got.lines] == [1, 2, 3, 4, 5, 6] and got.folded == 0
+
+
+def test_a_nested_function_or_a_lambda_that_does_the_work():
+    text = ("def outer(items):\n    total = 0\n\n    def add(item):\n        if item.ok:\n"
+            "            return item.value\n        raise KeyError(item)\n\n    key = lambda x: x.rank\n"
+            "    return sorted(map(add, items), key=key)\n")
+    inner = outline("n.py", text, 4, 7)  # the nested function as the definition
+    assert [line.number for line in inner.lines] == [4, 5, 6, 7]
+    whole = outline("n.py", text, 1, 10)
+    kinds = {line.number: line.kind for line in whole.lines}
+    assert kinds[4] == "def" and kinds[9] == "def" and kinds[10] == "return"
+
+
+def test_a_decorated_definition_starts_at_the_line_the_graph_gives():
+    text = "@cache\ndef rate(region):\n    return lookup(region)\n"
+    got = outline("d.py", text, 2, 3, {3: ["d.lookup at d.py:9"]})
+    assert [(line.number, line.kind) for line in got.lines] == [(2, "first"), (3, "return")]
+    assert got.lines[1].targets == ("d.lookup at d.py:9",)
+
+
+def test_a_generated_file_of_50000_lines():
+    text = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(25000))
+    started = time.perf_counter()
+    got = outline("gen/table.py", text, 49999, 50000)
+    assert time.perf_counter() - started < 5
+    assert [line.text for line in got.lines] == ["def f24999(x):", "    return x + 24999"]
+
+
+@pytest.mark.parametrize(("path", "text", "start", "end", "expected"), [
+    ("a.ts", "function pay(order: Order) {\n  if (!order.ok) {\n    throw new Error('unpaid');\n  }\n"
+             "  const fee = 2;\n  this.total = order.sum + fee;\n  return charge(order);\n}\n", 1, 8,
+     {1: "first", 2: "branch", 3: "raise", 6: "assign", 7: "return"}),
+    ("b.go", "func Pay(o Order) error {\n\tif !o.Ok {\n\t\tpanic(\"unpaid\")\n\t}\n\tfor _, i := range o.Items {\n"
+             "\t\to.Sum += i\n\t}\n\treturn charge(o)\n}\n", 1, 9,
+     {1: "first", 2: "branch", 3: "raise", 5: "loop", 8: "return"}),
+])
+def test_other_languages(path, text, start, end, expected):
+    got = outline(path, text, start, end)
+    true_lines(text, got)
+    kinds = {line.number: line.kind for line in got.lines}
+    assert {n: kinds.get(n) for n in expected} == expected
+
+
+def test_a_language_the_graph_does_not_read_has_no_outline():
+    assert outline("notes.md", "# x\n", 1, 1) is None
+
+
+def _def(path: str, qname: str, line: int, end: int) -> DefRow:
+    return DefRow(0, path, qname, qname.rsplit(".", 1)[-1], "function", line, end, "", "")
+
+
+def test_a_target_is_placed_in_its_file_as_it_is_now_or_left_out(tmp_path):
+    (tmp_path / "app.py").write_text("from lib import helper, gone\n\n\ndef main():\n    helper()\n    gone()\n")
+    # lib.py changed since the graph was built: helper moved down two lines; gone was removed
+    (tmp_path / "lib.py").write_text("# a comment\n\n\ndef helper():\n    return 1\n")
+    main = _def("app.py", "app.main", 4, 6)
+    callees = [(type("E", (), {"line": 5})(), [_def("lib.py", "lib.helper", 2, 3)]),
+               (type("E", (), {"line": 6})(), [_def("lib.py", "lib.gone", 5, 6)])]
+    got = outline_of(_Files(tmp_path), main, callees)
+    targets = {line.number: line.targets for line in got.lines}
+    assert targets[5] == ("lib.helper at lib.py:4",)  # the line it is on now, not the graph's 2
+    assert targets[6] == ()  # its target cannot be found in the file now: no place is claimed
