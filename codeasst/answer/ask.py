@@ -19,12 +19,14 @@ from codeasst.answer.relations import RelationCheck
 from codeasst.backends.base import GenerationParams
 from codeasst.errors import UsageError
 from codeasst.index.graphdb import CodeGraph, read_graph
+from codeasst.index.outline import MAX_LINES
 from codeasst.index.summary import Progress
 from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 from codeasst.retrieve.pipeline import Retrieval
 from codeasst.retrieve.query import ASSISTANT
 from codeasst.services import Services
+from codeasst.tasks.refs import outline_at
 from codeasst.tasks.search import find, hits_json
 
 SYSTEMS = ("checked", "grounded", "baseline")
@@ -37,6 +39,7 @@ EXCERPT_CHARS = 600
 # The checked answer gives the model whole definitions, fewer of them: a fragment invites a
 # wrong detail (a parameter list or a message of the function next to it).
 WHOLE_CHARS = 1200
+OUTLINE_LINES = 30  # of outlines in one answer's lead (index/outline.py: about 12 a definition)
 
 
 
@@ -58,6 +61,7 @@ class Answer:
     # (where to look next) follows the text; it is codeasst's pointer, not a claim of the answer.
     abstained: bool = False
     note: str = ""
+    outlines: list[dict] = field(default_factory=list)  # the lead's definitions' outlines (Outline.to_json())
 
     @property
     def body(self) -> str:
@@ -79,6 +83,7 @@ class Answer:
             "generated_tokens": self.generated_tokens,
             "abstained": self.abstained,
             "left_out": [{"text": text, "why": why} for text, why in self.left_out],
+            "outlines": self.outlines,
             "timings": self.timings,
             "dense": self.retrieval.dense if self.retrieval else None,
         }
@@ -170,13 +175,29 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
                                          intent.WANTED[result.intent], services.repo.root)
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
         flow_text = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if cfg.flow else ""
-        plan.lead = checking.render_lead(plan.definitions) + flow_text
+        outlines = _outlines(services, plan.graph, plan.definitions)
+        answer.outlines = [o.to_json() for o in outlines.values()]
+        plan.lead = checking.render_lead(plan.definitions, outlines) + flow_text
     ranks = sorted({e.rank for e in answer.excerpts})
     result.hits = [result.hits[r] for r in ranks]
     plan.messages = prompt.load("ask_checked" if checked else "ask_grounded").messages(
         context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
     plan.shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
     return plan
+
+
+def _outlines(services: Services, code_graph: CodeGraph | None, definitions: list[checking.Definition]) -> dict:
+    """The lead's definitions' outlines by (path, line), within OUTLINE_LINES for the whole answer;
+    modules (no signature) have none."""
+    out, left = {}, OUTLINE_LINES
+    for d in definitions:
+        if not d.signature or left <= 1:
+            continue
+        found = outline_at(services.repo.root, code_graph, d.path, d.line, d.end_line, min(MAX_LINES, left))
+        if found is not None:
+            out[(d.path, d.line)] = found
+            left -= len(found.lines)
+    return out
 
 
 def _follow_flow(services: Services, answer: Answer, code_graph: CodeGraph | None, bounded: str, budget: int,

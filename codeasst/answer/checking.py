@@ -214,10 +214,19 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
     return found
 
 
-def render_lead(definitions: list[Definition]) -> str:
+def render_lead(definitions: list[Definition], outlines: dict | None = None) -> str:
+    """The lead: each definition, and under it its outline (the lines that carry its logic, index/outline.py)
+    where `outlines` has one by (path, line); its first line is the signature already shown."""
     if not definitions:
         return ""
-    return "In the code:\n" + "\n".join(d.render() for d in definitions) + "\n\n"
+    parts = []
+    for d in definitions:
+        parts.append(d.render())
+        found = (outlines or {}).get((d.path, d.line))
+        if found is not None and len(found.lines) > 1:
+            rendered = found.render()
+            parts += ["  " + line for line in (rendered[1:] if found.lines[0].number == d.line else rendered)]
+    return "In the code:\n" + "\n".join(parts) + "\n\n"
 
 
 def _normal(line: str) -> str:

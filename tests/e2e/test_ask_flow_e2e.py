@@ -26,6 +26,14 @@ def test_a_how_question_leads_with_the_flow_and_keeps_only_true_relations(make_r
     paths = [e["path"] for e in answer["excerpts"]]
     assert paths[:2] == ["shop/orders.py", "shop/pricing.py"], paths  # the chain first, in call order
 
+    # the lead's definition comes with its outline: lines of the file as it is, numbered, in the text
+    assert answer["outlines"], text
+    for outline in answer["outlines"]:
+        lines = (root / outline["path"]).read_text().splitlines()
+        for line in outline["lines"]:
+            assert lines[line["line"] - 1] == line["text"]
+            assert f"{line['line']:>6}  {line['text']}" in text or line["kind"] == "first"
+
     services = build_services(root, {})
     graph = CodeGraph(services.repo.index_dir / "graph.sqlite")
     check = RelationCheck(graph, root)

@@ -99,11 +99,11 @@ def test_a_generated_file_of_50000_lines():
 
 
 @pytest.mark.parametrize(("path", "text", "start", "end", "expected"), [
-    ("a.ts", "function pay(order: Order) {\n  if (!order.ok) {\n    throw new Error('unpaid');\n  }\n"
-             "  const fee = 2;\n  this.total = order.sum + fee;\n  return charge(order);\n}\n", 1, 8,
+    ("a.ts", ("function pay(order: Order) {\n  if (!order.ok) {\n    throw new Error('unpaid');\n  }\n"
+             "  const fee = 2;\n  this.total = order.sum + fee;\n  return charge(order);\n}\n"), 1, 8,
      {1: "first", 2: "branch", 3: "raise", 6: "assign", 7: "return"}),
-    ("b.go", "func Pay(o Order) error {\n\tif !o.Ok {\n\t\tpanic(\"unpaid\")\n\t}\n\tfor _, i := range o.Items {\n"
-             "\t\to.Sum += i\n\t}\n\treturn charge(o)\n}\n", 1, 9,
+    ("b.go", ("func Pay(o Order) error {\n\tif !o.Ok {\n\t\tpanic(\"unpaid\")\n\t}\n\tfor _, i := range o.Items {\n"
+             "\t\to.Sum += i\n\t}\n\treturn charge(o)\n}\n"), 1, 9,
      {1: "first", 2: "branch", 3: "raise", 5: "loop", 8: "return"}),
 ])
 def test_other_languages(path, text, start, end, expected):
@@ -132,3 +132,14 @@ def test_a_target_is_placed_in_its_file_as_it_is_now_or_left_out(tmp_path):
     targets = {line.number: line.targets for line in got.lines}
     assert targets[5] == ("lib.helper at lib.py:4",)  # the line it is on now, not the graph's 2
     assert targets[6] == ()  # its target cannot be found in the file now: no place is claimed
+
+
+def test_the_lead_shows_each_definitions_outline_under_it_without_its_first_line_again():
+    from codeasst.answer.checking import Definition, render_lead
+
+    d = Definition("load", "cfg.py", 4, 19, "def load(path, retries=3)", "Read a config file.")
+    lead = render_lead([d], {("cfg.py", 4): outline("cfg.py", RUN, 4, 19)})
+    assert lead.startswith("In the code:\n- `load` at cfg.py:4-19, `def load(path, retries=3)`: Read a config file.\n")
+    assert "     4  def load" not in lead  # the signature is already the definition's line
+    assert "\n       7      while attempts < retries:\n" in lead
+    assert render_lead([d]) == "In the code:\n" + d.render() + "\n\n"  # no outline: as before
