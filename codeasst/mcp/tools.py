@@ -87,6 +87,8 @@ class DefinitionIn(_In):
 class ReferencesIn(_In):
     name: str = Field(min_length=1, max_length=300, description="As for `definition`.")
     limit: int = Field(30, ge=1, le=200, description="How many callers to list per definition.")
+    outline: bool = Field(False, description="Also each definition's outline: its branches, loops, returns, "
+                          "raises and calls, numbered lines of the file, the rest folded (cheaper than its source).")
 
 
 class AskIn(_In):
@@ -172,6 +174,7 @@ class Place(BaseModel):
     callees: list[Callee]
     callees_unresolved: list[str]
     bases: list[str]
+    outline: list[str] = Field([], description="Where asked for: the outline, as numbered lines of the file.")
 
 
 class ReferencesOut(BaseModel):
@@ -400,7 +403,7 @@ def _definition(assistant: Assistant, args: DefinitionIn, budget: Budget, _calli
 
 def _references(assistant: Assistant, args: ReferencesIn, budget: Budget, _calling: Calling) -> Result:
     places, blocks, cut = [], [], None
-    found = assistant.refs(args.name, limit=args.limit)
+    found = assistant.refs(args.name, limit=args.limit, outline=args.outline)
     for p in found:
         callees = [Callee(name=c["name"], line=c["line"], targets=[f"{t['qname']} at {t['path']}:{t['line']}"
                                                                    for t in c["resolved"]])
@@ -411,7 +414,8 @@ def _references(assistant: Assistant, args: ReferencesIn, budget: Budget, _calli
                                for e in p["callers"]],
                       callers_unresolved=p["callers_unresolved"], callees=callees,
                       callees_unresolved=sorted({c["name"] for c in p["callees"] if not c["resolved"]}),
-                      bases=[f"{b['qname']} at {b['path']}:{b['line']}" for b in p["bases"]])
+                      bases=[f"{b['qname']} at {b['path']}:{b['line']}" for b in p["bases"]],
+                      outline=(p.get("outline") or {}).get("rendered", []))
         block = "\n".join(assistant.refs_lines([p], show_unresolved=True)) + "\n"
         if not budget.take(block, place.model_dump()):
             cut = CUT.format(why=f"{len(found) - len(places)} more definitions left out; give a qualified "

@@ -116,6 +116,11 @@ def test_an_agent_uses_every_tool_over_stdio(make_repo):
             assert {c["location"] for c in place["callers"]} == {"billing/invoice.py:15", "tests/test_invoice.py:5"}
             assert [c["targets"] for c in place["callees"] if c["name"] == "tax_rate"] == [
                 ["billing.rates.tax_rate at billing/rates.py:6"]]
+            shape = await client.call_tool("references", {"name": "invoice_total", "outline": True})
+            (outlined,) = shape.structured_content["places"]
+            assert '     9      if subtotal < 0:' in outlined["outline"]
+            assert any(line.startswith("    11      return round(") and "billing.rates.tax_rate at billing/rates.py:6"
+                       in line for line in outlined["outline"]), outlined["outline"]
 
             lint = await client.call_tool("lint", {"path": "messy.py"})
             codes = {f["code"] for f in lint.structured_content["findings"]}
