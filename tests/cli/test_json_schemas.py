@@ -113,7 +113,7 @@ def _search(w: World) -> list:
 
 
 def _refs(w: World) -> list:
-    return [w.invoke("refs", "add", "-C", w.repo, "--json").json()]
+    return [w.invoke("refs", "add", "-C", w.repo, "--outline", "--json").json()]
 
 
 def _ask(w: World) -> list:
