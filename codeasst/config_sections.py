@@ -212,6 +212,10 @@ class AskSettings(_Section):
     """Leave out a model sentence that states a relation (calls, is called by, uses, returns, raises,
     inherits from) the code graph does not have."""
 
+    outline_lines: int = Field(30, ge=0, le=200)
+    """Lines of outline under the lead's definitions, in all (about 12 a definition): their branches,
+    loops, returns, raises and calls, as numbered lines of the file. 0 shows none."""
+
 
 class FixSettings(_Section):
     linter: list[str] | None = None

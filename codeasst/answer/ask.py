@@ -39,7 +39,6 @@ EXCERPT_CHARS = 600
 # The checked answer gives the model whole definitions, fewer of them: a fragment invites a
 # wrong detail (a parameter list or a message of the function next to it).
 WHOLE_CHARS = 1200
-OUTLINE_LINES = 30  # of outlines in one answer's lead (index/outline.py: about 12 a definition)
 
 
 
@@ -175,7 +174,7 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
                                          intent.WANTED[result.intent], services.repo.root)
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
         flow_text = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if cfg.flow else ""
-        outlines = _outlines(services, plan.graph, plan.definitions)
+        outlines = _outlines(services, plan.graph, plan.definitions, cfg.outline_lines)
         answer.outlines = [o.to_json() for o in outlines.values()]
         plan.lead = checking.render_lead(plan.definitions, outlines) + flow_text
     ranks = sorted({e.rank for e in answer.excerpts})
@@ -186,10 +185,11 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
     return plan
 
 
-def _outlines(services: Services, code_graph: CodeGraph | None, definitions: list[checking.Definition]) -> dict:
-    """The lead's definitions' outlines by (path, line), within OUTLINE_LINES for the whole answer;
-    modules (no signature) have none."""
-    out, left = {}, OUTLINE_LINES
+def _outlines(services: Services, code_graph: CodeGraph | None, definitions: list[checking.Definition],
+              budget: int) -> dict:
+    """The lead's definitions' outlines by (path, line), within `budget` lines for the whole answer
+    (ask.outline_lines); modules (no signature) have none."""
+    out, left = {}, budget
     for d in definitions:
         if not d.signature or left <= 1:
             continue
