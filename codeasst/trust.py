@@ -60,7 +60,8 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
         # Each lets a web page, or a host name the user never chose, reach the code through the server.
         found += [f"serve.{key}" for key in ("allowed_origins", "allowed_hosts") if key in serve]
     embedder = values.get("embedder") or {}
-    if isinstance(embedder, dict) and embedder.get("model", "bundled") != "bundled":
+    # 'bundled' and 'static' are models codeasst ships; anything else is a folder to load.
+    if isinstance(embedder, dict) and embedder.get("model", "bundled") not in ("bundled", "static"):
         found.append("embedder.model")  # loading a model folder can run code it ships
     return found
 

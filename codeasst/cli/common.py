@@ -27,7 +27,7 @@ class Group(TyperGroup):
 RepoOption = Annotated[Path, typer.Option("--repo", "-C", help="Run as if started in this directory.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 ModelOption = Annotated[str | None, typer.Option("--model", "-m", help="Model: a name from `codeasst models` or a .gguf path.")]
-EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="Embedder: 'bundled' or a model folder.")]
+EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="Embedder: 'bundled', 'static' or a model folder.")]
 
 
 # A search or ask that wrote nothing may end without interpreter teardown: freeing the model,

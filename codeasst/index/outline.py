@@ -49,6 +49,11 @@ KINDS = {"python": _PY, "typescript": _JS, "tsx": _JS, "javascript": _JS, "go": 
 _ATTRIBUTES = {"attribute", "member_expression", "selector_expression", "subscript"}
 _PANICS = {"panic", "log.Fatal", "log.Fatalf", "os.Exit"}  # Go's calls that end the function like a raise
 
+# A class's outline is its members: their first lines and its attributes, not what the methods do.
+_CLASSES = {"class_definition", "class_declaration", "abstract_class_declaration", "interface_declaration",
+            "type_declaration"}
+_CLASS_RANK = {"first": 0, "def": 1, "assign": 2}
+
 RANK = {"first": 0, "raise": 1, "return": 1, "exit": 1, "branch": 2, "loop": 2, "block": 2, "repo call": 3, "def": 4,
         "assign": 5, "call": 6}
 
@@ -114,19 +119,36 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     if start < 1 or start > end:
         return Outline(path, start, max(end, start - 1))
     tree = chunker._parse(grammar, text.encode("utf-8", "surrogatepass"))
-    marks = _marks(tree.root_node, grammar, start - 1, end - 1, lines)
+    members = _is_class(tree.root_node, start - 1)
+    marks = _marks(tree.root_node, grammar, start - 1, end - 1, lines, members)
     calls = calls or {}
     for number, targets in calls.items():
         if start <= number <= end and targets:
             marks[number] = min(marks.get(number, "call"), "repo call", key=RANK.__getitem__)
     marks[start] = "first"
-    chosen = sorted(marks, key=lambda n: (RANK[marks[n]], n))[:max(max_lines, 1)]
+    rank = _CLASS_RANK if members else RANK
+    chosen = sorted(marks, key=lambda n: (rank.get(marks[n], 9), n))[:max(max_lines, 1)]
     kept = [Line(n, lines[n - 1].rstrip(), marks[n], tuple(calls.get(n, ()))) for n in sorted(chosen)]
     return Outline(path, start, end, kept)
 
 
-def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str]) -> dict[int, str]:
-    """Line number (1-based) -> what it holds, for the lines of rows `first`..`last` worth keeping."""
+def _is_class(root: Any, row: int) -> bool:
+    """Whether the definition starting on `row` is a class (or a Go type)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.start_point[0] > row or node.end_point[0] < row:
+            continue
+        if node.start_point[0] == row and (node.type in _CLASSES or node.type == "type_spec"):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str],
+           members: bool = False) -> dict[int, str]:
+    """Line number (1-based) -> what it holds, for the lines of rows `first`..`last` worth keeping; of a
+    class (`members`), only its members' first lines and its attributes."""
     kinds = KINDS[grammar]
     marks: dict[int, str] = {}
 
@@ -142,10 +164,12 @@ def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str]) -> 
         if node.end_point[0] < first or node.start_point[0] > last:
             continue
         kind = kinds.get(node.type)
-        if kind == "assign" and not _keeps_assignment(node):
+        if kind == "assign" and not (_keeps_assignment(node) or members and _in_class_body(node, kinds)):
             kind = None
         if kind == "call" and grammar == "go" and _callee(node) in _PANICS:
             kind = "raise"
+        if members and kind not in ("def", "assign"):
+            kind = None
         if kind is not None:
             row = node.start_point[0]
             if kind in ("raise", "return"):  # a message on the next lines is part of what it says
@@ -153,8 +177,32 @@ def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str]) -> 
                     mark(extra, kind)
             else:
                 mark(row, kind)
+                if kind == "assign" and row > first and lines[row - 1].strip().startswith("#:"):
+                    mark(row - 1, kind)  # the attribute's doc comment: what it is for
+            if members and kind == "def" and node.start_point[0] > first and _name(node) not in _CONSTRUCTORS:
+                continue  # a method's body is its own outline's; the constructor's sets the attributes
         stack.extend(node.children)
     return marks
+
+
+_CONSTRUCTORS = {"__init__", "__post_init__", "constructor"}
+
+
+def _name(node: Any) -> str:
+    name = node.child_by_field_name("name")
+    return name.text.decode("utf-8", "replace") if name is not None and name.text else ""
+
+
+def _in_class_body(node: Any, kinds: dict[str, str]) -> bool:
+    """An assignment in a class's own body (a class attribute, a dataclass field), not in a method."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _CLASSES:
+            return True
+        if kinds.get(parent.type) == "def":
+            return False
+        parent = parent.parent
+    return False
 
 
 def _keeps_assignment(node: Any) -> bool:

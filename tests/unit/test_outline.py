@@ -143,3 +143,33 @@ def test_the_lead_shows_each_definitions_outline_under_it_without_its_first_line
     assert "     4  def load" not in lead  # the signature is already the definition's line
     assert "\n       7      while attempts < retries:\n" in lead
     assert render_lead([d]) == "In the code:\n" + d.render() + "\n\n"  # no outline: as before
+
+
+CLIENT = '''class Client:
+    """A client."""
+
+    #: seconds before a request gives up
+    timeout = 10
+    retries: int = 3
+
+    def __init__(self, base_url, session=None):
+        self.base_url = base_url
+        if session is None:
+            session = make()
+        self.session = session
+
+    def get(self, path):
+        if not path:
+            raise ValueError("no path")
+        return self.session.get(self.base_url + path)
+'''
+
+
+def test_a_class_shows_its_members_and_attributes_not_what_its_methods_do():
+    got = outline("c.py", CLIENT, 1, 17)
+    true_lines(CLIENT, got)
+    shown = [line.number for line in got.lines]
+    assert shown == [1, 4, 5, 6, 8, 9, 12, 14]  # attributes with their #: comment, the constructor's, the methods
+    assert {line.kind for line in got.lines} == {"first", "assign", "def"}
+    method = outline("c.py", CLIENT, 14, 17)  # a method's own outline has its body
+    assert [line.number for line in method.lines] == [14, 15, 16, 17]

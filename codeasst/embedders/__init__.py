@@ -1,0 +1,1 @@
+"""Static embedding models shipped as package data (built by scripts/build_static_embedder.py)."""
