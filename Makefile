@@ -32,7 +32,7 @@ editor:
 	  echo "make: could not install neovim; the Neovim LSP test will be skipped"
 
 test: setup editor
-	$(BIN)/ruff check codeasst tests bench
+	$(BIN)/ruff check codeasst tests bench scripts
 	$(BIN)/lint-imports
 	$(BIN)/pytest -q -rfEs
 
@@ -40,7 +40,7 @@ test-fast: setup
 	$(BIN)/pytest -q -rfEs -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check codeasst tests bench
+	$(BIN)/ruff check codeasst tests bench scripts
 	$(BIN)/lint-imports
 
 bench-index: setup

@@ -26,7 +26,6 @@ from typing import Any
 from codeasst.backends.base import Embedder, Vector
 from codeasst.errors import ModelError
 
-STATIC = "static"
 MANIFEST = "manifest.json"
 REQUIRED = frozenset({"model.safetensors", "tokenizer.json"})
 # Tokens averaged per text, and characters read before tokenizing (the token limit times the
@@ -111,7 +110,7 @@ def _load(folder: str) -> _Model:
     unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
     # Not the unknown token's own vector: Zipf weighting leaves the first tokens of the vocabulary
     # (the special ones) near zero, and int8 rounds them to zero.
-    fallback = table.astype(np.float32).mean(axis=0)
+    fallback = table.mean(axis=0, dtype=np.float32)
     norm = np.linalg.norm(fallback)
     fallback = fallback / norm if norm else np.eye(table.shape[1], dtype=np.float32)[0]
     median_token = int(np.median([len(token) for token in vocab]))
