@@ -125,8 +125,12 @@ class Local(Assistant):
         return summary.to_json()
 
     def embed_pending(self, groups: int = 1) -> int:
-        """Vectors for up to `groups` groups of chunks an index update left waiting; how many were embedded."""
-        return self.services.indexer().embed_pending(groups=groups).embedded
+        """Vectors for up to `groups` groups of chunks an index update left waiting; how many were embedded.
+        Where there is no index yet, nothing: the lock is left to the run that makes it."""
+        indexer = self.services.indexer()
+        if not indexer.has_index():
+            return 0
+        return indexer.embed_pending(groups=groups).embedded
 
     def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
         from codeasst.tasks.refs import references

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +30,7 @@ __all__ = ["OnnxEmbedder", "buckets", "onnx_path"]
 # (fp32 and int8); that comparison has no figure in docs/benchmarks.md and was not re-measured.
 # A GPU gets batch_size texts whatever their length.
 CPU_BATCH_TOKENS = 2048
+_BUILDING = threading.Lock()  # the one-time ONNX export, one at a time in a process
 
 
 def _threads() -> int:
@@ -119,12 +121,16 @@ class OnnxEmbedder(Embedder):
         return self.onnx_file.is_file()
 
     def load(self) -> None:
-        if not self.built and self.on_build:
-            self.on_build()
-        if not self.fp32_file.is_file():
-            export(self.model_dir, self.fp32_file)
-        if not self.onnx_file.is_file():
-            quantize(self.fp32_file, self.model_dir, self.onnx_file)
+        if not self.built:
+            # One build at a time in a process: torch's exporter keeps global state, and a server's or
+            # `codeasst mcp`'s background embedding may start one while a search starts another.
+            with _BUILDING:
+                if not self.built and self.on_build:
+                    self.on_build()
+                if not self.fp32_file.is_file():
+                    export(self.model_dir, self.fp32_file)
+                if not self.onnx_file.is_file():
+                    quantize(self.fp32_file, self.model_dir, self.onnx_file)
         _session(str(self.onnx_file), self.device)
 
     @property

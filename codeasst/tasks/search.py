@@ -25,6 +25,8 @@ from codeasst.retrieve.query import is_english
 from codeasst.retrieve.scope import DEPTH_FACTOR, Scope
 from codeasst.services import Services
 
+FIRST_INDEX_WAIT_S = 10.0  # how long a search waits for another run's lock where there is no index yet
+
 
 def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = True) -> bool:
     """Whether retrieval asks the model anything about `question` (cleaned): to translate it (not in
@@ -111,12 +113,18 @@ def _update(services: Services, indexer: Indexer, progress: Progress | None,
     if not indexer.has_index():
         services.note(f"no index for {services.repo.root} yet: indexing it first (later runs only "
                       f"update what changed)")
-    try:
-        summary = indexer.run(verify=True, embed_limit=services.settings.index.search_embed_limit)
-    except IndexLocked:
-        # Another process is updating the index; what it has written so far is searchable.
-        notes.append("the index is being updated by another run; searching it as it is")
-        return None
+    deadline = time.monotonic() + FIRST_INDEX_WAIT_S
+    while True:
+        try:
+            summary = indexer.run(verify=True, embed_limit=services.settings.index.search_embed_limit)
+            break
+        except IndexLocked:
+            if not indexer.has_index() and time.monotonic() < deadline:
+                time.sleep(0.2)  # nothing to search yet: wait a little for the run that makes the index
+                continue
+            # Another run is updating the index; what it has written so far is searchable.
+            notes.append("the index is being updated by another run; searching it as it is")
+            return None
     if summary.repaired:
         services.note(f"{summary.repaired}; mended")
     if summary.graph_note:
