@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,19 +59,7 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
                outline: bool = False) -> list[Place]:
     """Every definition NAME names, with up to `limit` callers and all its callees; with `outline`, each
     with the lines that carry its logic."""
-    if not name.strip():
-        raise UsageError("give a NAME: a function, class or method, bare or qualified")
-    indexer = services.indexer()
-    if update_index:
-        _update_words(services)
-    code_graph = read_graph(indexer.index_dir)
-    if code_graph is None:
-        raise CodeasstError(f"no code graph for {services.repo.root} yet", hint="run `codeasst index`")
-    with closing(code_graph):
-        found = code_graph.find(name)
-        if not found:
-            raise CodeasstError(f"no definition named {name!r} in the code graph",
-                                hint="try a shorter or a qualified name; `codeasst search` finds code by words")
+    with _named(services, name, update_index) as (code_graph, found):
         places = [place(code_graph, d, limit) for d in found]
         if outline:
             files = _Files(services.repo.root)
@@ -79,10 +68,9 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
         return places
 
 
-def definitions(services: Services, name: str, *, limit: int = 20, update_index: bool = True) -> list[dict]:
-    """Every definition NAME names (as `references`), the plainest first, each with its source as the
-    file holds it now: DefRow.to_json() plus "source". A file that no longer reads as text gives
-    its place with an empty source and "unreadable"."""
+@contextmanager
+def _named(services: Services, name: str, update_index: bool) -> Iterator[tuple[CodeGraph, list[DefRow]]]:
+    """The code graph, open, and every definition NAME names in it; one line for a NAME that names none."""
     if not name.strip():
         raise UsageError("give a NAME: a function, class or method, bare or qualified")
     if update_index:
@@ -92,15 +80,19 @@ def definitions(services: Services, name: str, *, limit: int = 20, update_index:
         raise CodeasstError(f"no code graph for {services.repo.root} yet", hint="run `codeasst index`")
     with closing(code_graph):
         found = code_graph.find(name)
-    if not found:
-        raise CodeasstError(f"no definition named {name!r} in the code graph",
-                            hint="try a shorter or a qualified name, or search for it by words")
-    out = []
-    for d in found[:limit]:
-        text, why = _read_text(services.repo.root / d.path)
-        lines = text.splitlines()[d.line - 1:d.end_line] if text is not None else []
-        out.append({**d.to_json(), "source": "\n".join(lines), **({"unreadable": why} if why else {})})
-    return out
+        if not found:
+            raise CodeasstError(f"no definition named {name!r} in the code graph",
+                                hint="try a shorter or a qualified name; `codeasst search` finds code by words")
+        yield code_graph, found
+
+
+def definitions(services: Services, name: str, *, limit: int = 20, update_index: bool = True) -> list[dict]:
+    """Every definition NAME names (as `references`), the plainest first, each with its source as the
+    file holds it now: DefRow.to_json() plus "source". A file that no longer reads as text gives
+    its place with an empty source and "unreadable"."""
+    files = _Files(services.repo.root)
+    with _named(services, name, update_index) as (_graph, found):
+        return [files.source(d) for d in found[:limit]]
 
 
 def _read_text(path) -> tuple[str | None, str | None]:
@@ -115,17 +107,30 @@ class _Files:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._read: dict[str, tuple[str | None, str | None]] = {}
         self._lines: dict[str, list[str] | None] = {}
 
+    def read(self, path: str) -> tuple[str | None, str | None]:
+        """(text, None), or (None, why it cannot be read as text)."""
+        if path not in self._read:
+            self._read[path] = _read_text(self.root / path)
+        return self._read[path]
+
     def text(self, path: str) -> str | None:
-        text, _why = _read_text(self.root / path)
-        return text
+        return self.read(path)[0]
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
             text = self.text(path)
             self._lines[path] = text.splitlines() if text is not None else None
         return self._lines[path]
+
+    def source(self, d: DefRow) -> dict:
+        """DefRow.to_json() with "source", its lines as the file holds them now (and "unreadable" where
+        the file no longer reads as text)."""
+        text, why = self.read(d.path)
+        lines = text.splitlines()[d.line - 1:d.end_line] if text is not None else []
+        return {**d.to_json(), "source": "\n".join(lines), **({"unreadable": why} if why else {})}
 
     def where_now(self, d: DefRow) -> int | None:
         """The line `d` starts on in its file as it is now: the graph's line where it still says so,
