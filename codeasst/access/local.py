@@ -130,7 +130,8 @@ class Local(Assistant):
         indexer = self.services.indexer()
         if not indexer.has_index():
             return 0
-        return indexer.embed_pending(groups=groups).embedded
+        summary = indexer.embed_pending(groups=groups)
+        return summary.embedded + summary.final_embedded
 
     def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
         from codeasst.tasks.refs import references

@@ -15,6 +15,8 @@ class Embedder(ABC):
     #: Identity of the model; a change of it means every stored vector is stale.
     name: str = "embedder"
     batch_size: int = 32
+    #: A vector per token, averaged (backends/static_embed.py): its rankings weigh less in fusion.
+    static: bool = False
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:

@@ -121,6 +121,7 @@ class StaticEmbedder(Embedder):
     """Loads (and checks) its files once per process, on first use."""
 
     batch_size = 1024  # no padding, no forward pass: big batches only save Python overhead
+    static = True
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder or bundled_static_dir()

@@ -39,7 +39,7 @@ def allow_fast_exit(summary: dict | None) -> None:
     """Let this run skip teardown if its index update (IndexSummary.to_json()) wrote nothing."""
     global skip_teardown
     skip_teardown = summary is None or not (summary["added"] or summary["changed"] or summary["deleted"]
-                                            or summary["rebuilt"])
+                                            or summary["rebuilt"] or summary.get("embedder_changed"))
 
 
 def assistant_for(services, *, unless: str | None = None, alone: bool = False, lock_wait_s: float = 0.0):

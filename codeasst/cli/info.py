@@ -58,6 +58,8 @@ def models(
         started = time.perf_counter()
         services.embedder.load()
         services.query_embedder.load()
+        if services.first_embedder is not None:
+            services.first_embedder.load()  # the static model's files checked against their sha256
         typer.echo(f"embedder ready: {services.embedder.name} (queries: {services.query_embedder.name}) "
                    f"in {time.perf_counter() - started:.1f} s")
         return

@@ -35,6 +35,13 @@ SCHEMA = """
     CREATE INDEX IF NOT EXISTS postings_n ON postings (n);
 """
 
+# The chunks each embedder other than the index's own has a vector for, kept while another is in use:
+# a change of embedder shelves the one in use here and takes the new one's back (ChunkTable.switch).
+SHELF = """
+    CREATE TABLE IF NOT EXISTS shelved (
+        embedder TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (embedder, id)) WITHOUT ROWID;
+"""
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -131,6 +138,48 @@ class ChunkTable:
     def clear(self) -> None:
         self.db.execute("DELETE FROM postings")
         self.db.execute("DELETE FROM chunks")
+        self.db.execute("DELETE FROM shelved")
+
+    def switch(self, old: str | None, new: str) -> tuple[list[str], int]:
+        """The embedder in use changes from `old` to `new`: the chunks `old` embedded are shelved under
+        its name (its vectors stay in its own collection), and those `new` embedded before, still held
+        and still planned for vectors, are marked embedded again. Returns the ids of `new`'s vectors
+        that no chunk needs any longer (to drop from its collection) and how many it got back."""
+        if old is None:  # a new index: nothing embedded, nothing shelved
+            return [], 0
+        self.db.execute(f"INSERT OR IGNORE INTO shelved SELECT ?, id FROM chunks WHERE state = {EMBEDDED}", (old,))
+        self.db.execute(f"UPDATE chunks SET state = {PENDING} WHERE state = {EMBEDDED}")
+        stale = [row[0] for row in self.db.execute(
+            f"SELECT s.id FROM shelved s LEFT JOIN chunks c ON c.id = s.id "
+            f"WHERE s.embedder = ? AND (c.id IS NULL OR c.state = {LEXICAL})", (new,))]
+        back = self.db.execute(
+            f"UPDATE chunks SET state = {EMBEDDED} WHERE state = {PENDING} "
+            "AND id IN (SELECT id FROM shelved WHERE embedder = ?)", (new,)).rowcount
+        self.db.execute("DELETE FROM shelved WHERE embedder = ?", (new,))
+        return stale, back
+
+    def shelved(self, embedder: str) -> int:
+        """How many chunks that get vectors have one from `embedder`, which is not the one in use."""
+        return self.db.execute(
+            f"SELECT COUNT(*) FROM shelved s JOIN chunks c ON c.id = s.id WHERE s.embedder = ? "
+            f"AND c.state != {LEXICAL}", (embedder,)).fetchone()[0]
+
+    def shelve(self, embedder: str, ids: Sequence[str]) -> None:
+        """Record that `embedder`, not the one in use, has vectors for these chunks (a later phase)."""
+        self.db.executemany("INSERT OR IGNORE INTO shelved VALUES (?, ?)", [(embedder, id_) for id_ in ids])
+
+    def unshelved(self, embedder: str, limit: int) -> list[Hit]:
+        """Up to `limit` chunks that get vectors and lack `embedder`'s (not the one in use), by id (as
+        `pending`: an order that favours no role)."""
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM chunks c WHERE c.state != {LEXICAL} AND NOT EXISTS "
+            "(SELECT 1 FROM shelved s WHERE s.embedder = ? AND s.id = c.id) ORDER BY c.id LIMIT ?", (embedder, limit))
+        return [_hit(row) for row in rows]
+
+    def unshelved_count(self, embedder: str) -> int:
+        return self.db.execute(
+            f"SELECT COUNT(*) FROM chunks c WHERE c.state != {LEXICAL} AND NOT EXISTS "
+            "(SELECT 1 FROM shelved s WHERE s.embedder = ? AND s.id = c.id)", (embedder,)).fetchone()[0]
 
     # -- reads --------------------------------------------------------------------------------
 

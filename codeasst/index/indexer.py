@@ -12,7 +12,6 @@ vector store and the manifest are reconciled.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections import Counter
@@ -26,12 +25,12 @@ from codeasst.index import chunker, plan
 from codeasst.index.changes import changes, staleness
 from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, dense_share
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
-from codeasst.index.fingerprint import VECTOR_KEYS, chunk_id, embedding_text, fingerprint
+from codeasst.index.fingerprint import VECTOR_KEYS, chunk_id, embedding_text, fingerprint, vector_key
 from codeasst.index.graphdb import CodeGraph
 from codeasst.index.lock import IndexLock, write_errors
 from codeasst.index.manifest import Entry, Manifest
 from codeasst.index.roles import ROLES_VERSION, role_of
-from codeasst.index.store import ChunkStore
+from codeasst.index.store import ChunkStore, own_dense
 from codeasst.index.summary import IndexSummary, Progress
 from codeasst.index.vectors import VectorStore, location_of
 
@@ -45,6 +44,9 @@ KEPT_VECTORS = 50_000
 # every term its chunks use, so bigger groups write each page fewer times (sympy's 55,207 chunks:
 # commits were 10.6 of 52 s at 256 a group).
 LEXICAL_GROUP = 4096
+# How many more chunks a search embeds before it answers where the vectors are the first phase's (the static
+# model's: about 2,000 chunks a second against MiniLM's 40 on 2 cores) than index.search_embed_limit says.
+FIRST_PHASE_FASTER = 20
 
 
 def _fallbacks(entries: dict[str, Entry]) -> dict[str, int]:
@@ -55,17 +57,24 @@ def _fallbacks(entries: dict[str, Entry]) -> dict[str, int]:
 class Indexer:
     """Brings one repository's index up to date. `embed_limit` (in run()) bounds the dense phase:
     None embeds every chunk still waiting, N embeds them only when at most N wait (a search
-    answers at once in a big repository and leaves the rest to `codeasst index` or `serve`)."""
+    answers at once in a big repository and leaves the rest to `codeasst index` or `serve`).
+
+    With a `first` embedder (the static model, embedder.first_phase), vectors come in two phases:
+    every chunk gets the first embedder's vectors (seconds), which search uses, then `embedder`'s,
+    kept apart (the manifest's shelf) until every chunk has one; then the index uses `embedder`'s.
+    Each phase is resumable: a kill in either loses at most one group."""
 
     def __init__(self, root: Path, index_dir: Path, settings: IndexSettings, embedder: Embedder,
-                 open_store: Callable[[], VectorStore], progress: Progress | None = None, *,
-                 chroma_url: str | None = None) -> None:
+                 open_store: Callable[[str], VectorStore], progress: Progress | None = None, *,
+                 chroma_url: str | None = None, first: Embedder | None = None) -> None:
         self.root = root
         self.index_dir = index_dir
         self.settings = settings
         self.embedder = embedder
-        self._open_store = open_store
-        self._store: VectorStore | None = None
+        self.first = first if first is not None and first.name != embedder.name else None
+        self._open_store = open_store  # an embedder's name -> its collection
+        self._stores: dict[str, VectorStore] = {}
+        self._in_use: str | None = None  # the embedder whose vectors the index uses, once this run chose it
         self.progress = progress
         self.location = location_of(chroma_url)
         self._kept_vectors = KEPT_VECTORS
@@ -76,7 +85,7 @@ class Indexer:
         return self.index_dir / "manifest.sqlite"
 
     def fingerprint(self) -> dict[str, str]:
-        return fingerprint(self.settings, self.embedder.name, self.location)
+        return fingerprint(self.settings, self.location)
 
     def _store_stamp(self) -> str | None:
         """The embedded store's files, with sizes and mtimes. Chroma rewrites them whenever a
@@ -108,16 +117,37 @@ class Indexer:
         """The files that hold chunks, as the manifest lists them."""
         return sorted(path for path, entry in self._entries().items() if entry.chunks)
 
+    def store_of(self, embedder: str) -> VectorStore:
+        # Opened only when there is work: a no-op run never pays for importing chromadb.
+        if embedder not in self._stores:
+            self._stores[embedder] = self._open_store(embedder)
+        return self._stores[embedder]
+
     @property
     def store(self) -> VectorStore:
-        # Opened only when there is work: a no-op run never pays for importing chromadb.
-        if self._store is None:
-            self._store = self._open_store()
-        return self._store
+        """The collection of the embedder whose vectors the index uses."""
+        return self.store_of(self._in_use or self._in_use_now())
+
+    def _in_use_now(self) -> str:
+        if self.has_index():
+            manifest = Manifest(self.manifest_path)
+            try:
+                found = manifest.get_meta("embedder")
+            finally:
+                manifest.close()
+            if found:
+                return found
+        return self.embedder.name
+
+    @property
+    def usable(self) -> tuple[str, ...]:
+        """The embedders whose vectors search may read: this one, then its first phase."""
+        return (self.embedder.name, *([self.first.name] if self.first else []))
 
     def reader(self) -> ChunkStore:
-        """What retrieval reads: the chunks, their words and the vectors embedded so far."""
-        return ChunkStore(self.manifest_path, lambda: self.store)
+        """What retrieval reads: the chunks, their words and the vectors embedded so far, when they are
+        this embedder's or its first phase's (until a run takes them back, a changed embedder reads none)."""
+        return ChunkStore(self.manifest_path, self.store_of, self.usable)
 
     def dense(self) -> dict[str, int]:
         """{"embedded": N, "total": M}: the chunks that have their vector, of those that get one."""
@@ -125,7 +155,7 @@ class Indexer:
             return {"embedded": 0, "total": 0}
         manifest = Manifest(self.manifest_path)
         try:
-            return dense_share(manifest.chunks.counts())
+            return own_dense(manifest, self.usable)
         finally:
             manifest.close()
 
@@ -145,17 +175,24 @@ class Indexer:
         """What the index holds and how stale it is, without writing anything. `check_store`
         also compares the vector store with the manifest (which opens the store)."""
         entries: dict[str, Entry] = {}
-        updated = stored = None
+        updated = stored = in_use = None
         counts = {"embedded": 0, "pending": 0, "lexical_only": 0}
+        dense = {"embedded": 0, "total": 0}
         if self.has_index():
             manifest = Manifest(self.manifest_path)
             try:
                 entries = manifest.entries()
                 updated = manifest.get_meta("updated_at")
                 stored = manifest.get_meta("fingerprint")
+                in_use = manifest.get_meta("embedder")
                 counts = manifest.chunks.counts()
+                dense = own_dense(manifest, self.usable)
+                final = (manifest.chunks.counts()["chunks"] - manifest.chunks.counts()["lexical_only"]
+                         - manifest.chunks.unshelved_count(self.embedder.name)) if self.first else None
             finally:
                 manifest.close()
+        switched = in_use is not None and in_use not in self.usable
+        first_phase = bool(self.first) and in_use == self.first.name
         stale = staleness(self.root, entries, self.settings.max_file_bytes)
         return {
             "root": str(self.root),
@@ -164,12 +201,16 @@ class Indexer:
             "updated_at": float(updated) if updated else None,
             "files": sum(1 for e in entries.values() if e.chunks),
             "chunks": sum(e.chunks for e in entries.values()),
-            "dense": dense_share(counts),
+            "dense": dense,
             "lexical_only": counts["lexical_only"],
             "skipped": sum(1 for e in entries.values() if e.skipped),
             "fallbacks": _fallbacks(entries),
-            "store_problem": self.store_problem(counts["embedded"]) if check_store and updated else None,
+            "store_problem": (self.store_problem(counts["embedded"]) if check_store and updated and not switched
+                              else None),
             "settings_changed": bool(stored) and json.loads(stored) != self.fingerprint(),
+            "embedder_changed": {"from": in_use, "to": self.embedder.name} if switched else None,
+            "first_phase": ({"embedder": in_use, "final": self.embedder.name, "final_embedded": final,
+                             "total": dense["total"]} if first_phase else None),
             "stale": asdict(stale),
         }
 
@@ -215,7 +256,7 @@ class Indexer:
         for name in ("manifest.sqlite", "manifest.sqlite-wal", "manifest.sqlite-shm", "bm25-chunks.sqlite",
                      "graph.sqlite", "graph.sqlite-wal", "graph.sqlite-shm"):
             (self.index_dir / name).unlink(missing_ok=True)
-        self._store = None  # its client would write to the files deleted next
+        self._stores.clear()  # their client would write to the files deleted next
         VectorStore.destroy_local(self.index_dir)
         self.store.drop()  # for a Chroma server, the only copy lives there
 
@@ -254,7 +295,7 @@ class Indexer:
             summary.rebuilt = "settings changed: " + ", ".join(f"{k} {old.get(k)} -> {wanted[k]}" for k in changed)
         if summary.rebuilt and not rebuild:
             if self.location == "embedded":
-                self._store = None  # the store may be damaged or gone: start it afresh
+                self._stores.clear()  # the store may be damaged or gone: start it afresh
                 VectorStore.destroy_local(self.index_dir)
             else:
                 self.store.drop()
@@ -269,7 +310,34 @@ class Indexer:
                 self._reconcile(manifest, summary)
         if stored is None or summary.rebuilt:
             manifest.set_meta({"fingerprint": json.dumps(wanted), "root": str(self.root)})
+        self._take_embedder(manifest, summary)
         return entries
+
+    def _target(self, manifest: Manifest, in_use: str | None) -> str:
+        """The embedder the index should use: this one, or its first phase until this one's vectors
+        (kept on the shelf meanwhile) cover every chunk that gets a vector."""
+        final = self.embedder.name
+        if self.first is None or in_use == final:
+            return final
+        if in_use is not None and manifest.chunks.counts()["chunks"] and not manifest.chunks.unshelved_count(final):
+            return final
+        return self.first.name
+
+    def _take_embedder(self, manifest: Manifest, summary: IndexSummary) -> None:
+        """Make the embedder this run should use the one in use (_target): the last one's vectors stay in
+        its collection, shelved, and the new one's, kept from when it was last in use or made on the shelf,
+        count again (its vectors of chunks gone since are dropped). Nothing is re-embedded that an
+        embedder embedded before."""
+        in_use = manifest.get_meta("embedder")
+        target = self._target(manifest, in_use)
+        self._in_use = target
+        if in_use == target:
+            return
+        stale, back = manifest.switch_embedder(in_use, target)
+        self._drop_vectors(stale)
+        if in_use is not None and not (self.first is not None and in_use == self.first.name):
+            summary.embedder_changed = (f"embedder {in_use} -> {target}: {back:,} vectors kept from its last use, "
+                                        f"the last one's kept for a switch back")
 
     def graph(self) -> CodeGraph:
         """The code graph (codeasst.index.graphdb), as the last run left it."""
@@ -289,7 +357,7 @@ class Indexer:
         final = manifest.entries()
         meta = {"updated_at": str(time.time()), "roles": ROLES_VERSION, "plan": self.plan.signature()}
         counts = manifest.chunks.counts()
-        if self._store is not None and self.location == "embedded":
+        if self._stores and self.location == "embedded":
             # Opened by this run, written by it or checked against the manifest: they agree now.
             problem = self.store_problem(counts["embedded"])
             meta["store_stamp"] = "" if problem else self._store_stamp() or ""
@@ -384,36 +452,67 @@ class Indexer:
 
     def _embed(self, manifest: Manifest, summary: IndexSummary, limit: int | None,
                groups: int | None = None) -> None:
-        """The dense phase: chunks waiting for vectors embedded a group at a time, in an order that
-        favours no role (codeasst.index.chunkdb.ChunkTable.pending); none when more than `limit` wait."""
+        """The dense phases: chunks waiting for the vectors of the embedder in use embedded a group at a
+        time, in an order that favours no role (codeasst.index.chunkdb.ChunkTable.pending); then, while
+        that is the first phase's, this embedder's vectors for every chunk, kept on the shelf, and the
+        index switched to them once complete. Neither phase runs while more than `limit` chunks wait for it."""
+        if self._in_use is None:
+            self._take_embedder(manifest, summary)
         counts = manifest.chunks.counts()
-        waiting = counts["pending"]
-        if not waiting or (limit is not None and waiting > limit):
-            return
         self._kept_vectors = max(KEPT_VECTORS, 2 * counts["chunks"])
+        started = time.perf_counter()
+        budget = [groups]
+        waiting = counts["pending"]
+        on_first = self.first is not None and self._in_use == self.first.name
+        in_use = self.first if on_first else self.embedder
+        if waiting and (limit is None or waiting <= limit * (FIRST_PHASE_FASTER if on_first else 1)):
+            self._embed_groups(manifest, summary, in_use, waiting, budget,
+                               lambda: manifest.chunks.pending(self.settings.group_chunks),
+                               lambda ids: manifest.mark_chunks(ids, EMBEDDED))
+        if self.first is not None and self._in_use == self.first.name and not manifest.chunks.counts()["pending"]:
+            final = self.embedder.name
+            left = manifest.chunks.unshelved_count(final)
+            if left and (limit is None or left <= limit):
+                summary.final_embedded += self._embed_groups(
+                    manifest, summary, self.embedder, left, budget,
+                    lambda: manifest.chunks.unshelved(final, self.settings.group_chunks),
+                    lambda ids: manifest.shelve(final, ids), count=False)
+            if counts["chunks"] and not manifest.chunks.unshelved_count(final):
+                self._take_embedder(manifest, summary)  # complete: the index uses this embedder's vectors now
+        summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)
+
+    def _embed_groups(self, manifest: Manifest, summary: IndexSummary, embedder: Embedder, waiting: int,
+                      budget: list[int | None], batches: Callable[[], list], done_with: Callable[[list[str]], None],
+                      count: bool = True) -> int:
+        """Embed with `embedder` the chunks `batches()` gives until none is left or the group budget (shared
+        by the phases) is spent; each group's vectors kept by text, stored in its collection, then marked by
+        `done_with`. The chunks embedded."""
         if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
             self.progress.start_embedding(waiting)
-        self.embedder.load()
-        started = time.perf_counter()
-        done = 0
-        while groups is None or done < groups:
-            batch = manifest.chunks.pending(self.settings.group_chunks)
+        embedder.load()
+        store = self.store_of(embedder.name)
+        embedded = 0
+        while budget[0] is None or budget[0] > 0:
+            batch = batches()
             if not batch:
                 break
             texts = [embedding_text(c) for c in batch]
-            keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
+            keys = [vector_key(embedder.name, text) for text in texts]
             known = manifest.vectors(keys)
             todo = list({key: text for key, text in zip(keys, texts, strict=True) if key not in known}.items())
             tell = (lambda n: self.progress.embedded(n)) if self.progress else None
-            fresh = self.embedder.embed([text for _, text in todo], progress=tell) if todo else []
+            fresh = embedder.embed([text for _, text in todo], progress=tell) if todo else []
             new = {key: vector for (key, _), vector in zip(todo, fresh, strict=True)}
             if tell and len(todo) < len(batch):
                 tell(len(batch) - len(todo))
             # Kept by text first: a kill between here and the mark below costs no embedding again.
             manifest.keep_vectors(new, self._kept_vectors)
-            self.store.upsert([c.id for c in batch], [known.get(k) or new[k] for k in keys], [c.path for c in batch])
-            manifest.mark_chunks([c.id for c in batch], EMBEDDED)
-            summary.embedded += len(batch)
-            summary.vectors_reused += len(batch) - len(todo)
-            done += 1
-        summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)
+            store.upsert([c.id for c in batch], [known.get(k) or new[k] for k in keys], [c.path for c in batch])
+            done_with([c.id for c in batch])
+            embedded += len(batch)
+            if count:
+                summary.embedded += len(batch)
+                summary.vectors_reused += len(batch) - len(todo)
+            if budget[0] is not None:
+                budget[0] -= 1
+        return embedded

@@ -20,7 +20,7 @@ from codeasst.errors import IndexCorrupt
 from codeasst.index import chunkdb
 from codeasst.index.chunker import Chunk
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,7 @@ _MIGRATIONS = [
     "ALTER TABLE files ADD COLUMN role TEXT;",
     "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB, used REAL);",
     chunkdb.SCHEMA,
+    chunkdb.SHELF,
 ]
 assert len(_MIGRATIONS) == SCHEMA_VERSION
 
@@ -152,6 +153,17 @@ class Manifest:
     def mark_chunks(self, ids: Sequence[str], state: int) -> None:
         with self._transaction():
             self.chunks.mark(ids, state)
+
+    def switch_embedder(self, old: str | None, new: str) -> tuple[list[str], int]:
+        """Make `new` the embedder in use, in one transaction (codeasst.index.chunkdb.ChunkTable.switch)."""
+        with self._transaction():
+            found = self.chunks.switch(old, new)
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (new,))
+        return found
+
+    def shelve(self, embedder: str, ids: Sequence[str]) -> None:
+        with self._transaction():
+            self.chunks.shelve(embedder, ids)
 
     def clear(self, vectors: bool = True) -> None:
         """Forget every file and chunk; the kept vectors too unless `vectors` is False (they are

@@ -16,21 +16,46 @@ from codeasst.index.vectors import VectorStore
 __all__ = ["ChunkStore", "Hit"]
 
 
+def own_dense(manifest: Manifest, usable: Sequence[str]) -> dict[str, int]:
+    """{"embedded": N, "total": M}: the index's own counts where the embedder in use is one of `usable`
+    (the configured embedder, and its first phase), else the chunks the configured one (`usable[0]`)
+    embedded when it last was in use (until a run makes it the one in use again)."""
+    counts = manifest.chunks.counts()
+    share = dense_share(counts)
+    if manifest.get_meta("embedder") in (None, *usable):
+        return share
+    return {"embedded": manifest.chunks.shelved(usable[0]), "total": share["total"]}
+
+
 class ChunkStore:
     """One index's chunks (the manifest's database at `manifest_path`) and vectors (opened on
     the first dense query that can find anything: a lexical-only index never imports chromadb)."""
 
-    def __init__(self, manifest_path: Path, vectors: Callable[[], VectorStore]) -> None:
+    def __init__(self, manifest_path: Path, vectors: Callable[[str], VectorStore], usable: Sequence[str]) -> None:
         self._manifest = Manifest(manifest_path)
         self.table = self._manifest.chunks
-        self._vectors = vectors
+        self._vectors = vectors  # an embedder's name -> its collection
+        self.usable = tuple(usable)  # the configured embedder, then its first phase if any
+
+    def in_use(self) -> str | None:
+        """The embedder whose vectors the index uses now (None before any run chose one)."""
+        return self._manifest.get_meta("embedder")
+
+    def _own(self) -> bool:
+        return self.other_embedder() is None
+
+    def other_embedder(self) -> str | None:
+        """The embedder whose vectors the index uses where it is neither the configured one nor its first
+        phase (the setting changed and no run has switched yet): dense search reads nothing until one does."""
+        in_use = self.in_use()
+        return in_use if in_use not in (None, *self.usable) else None
 
     def close(self) -> None:
         self._manifest.close()
 
     def dense(self) -> dict[str, int]:
         """How many of the chunks that get vectors have one: {"embedded": N, "total": M}."""
-        return dense_share(self.table.counts())
+        return own_dense(self._manifest, self.usable)
 
     def count(self) -> int:
         return self.table.counts()["chunks"]
@@ -38,9 +63,9 @@ class ChunkStore:
     def query(self, vector: Vector, k: int) -> list[Hit]:
         """The `k` chunks nearest to `vector` among those embedded; a vector whose chunk the index
         no longer holds (its file changed while it was embedded) never answers."""
-        if not self.table.counts()["embedded"]:
-            return []
-        nearest = self._vectors().query(vector, k)
+        if not self._own() or not self.table.counts()["embedded"]:
+            return []  # none embedded yet, or the index's vectors are another embedder's
+        nearest = self._vectors(self.in_use() or self.usable[0]).query(vector, k)
         found = self.table.by_id([id_ for id_, _ in nearest], embedded_only=True)
         return [_scored(found[id_], score) for id_, score in nearest if id_ in found]
 

@@ -24,12 +24,14 @@ class IndexSummary:
     deleted: int = 0
     unchanged: int = 0
     chunks_written: int = 0
-    embedded: int = 0  # chunks given their vector by this run
+    embedded: int = 0  # chunks given their vector by this run (the first phase's, where there is one)
+    final_embedded: int = 0  # chunks given the configured embedder's vector after the first phase's
     vectors_reused: int = 0  # of those, chunks whose text was embedded before: the vector was kept, not recomputed
     dense: dict[str, int] = field(default_factory=dict)  # after the run: {"embedded": N, "total": M}
     lexical_only: int = 0  # chunks the embedding rule keeps lexical (codeasst.index.plan)
     skipped: list[dict[str, str]] = field(default_factory=list)
     rebuilt: str | None = None  # why the whole index was rebuilt, if it was
+    embedder_changed: str | None = None  # the embedder in use changed: whose vectors were kept
     fallbacks: dict[str, int] = field(default_factory=dict)  # language -> files chunked by line windows
     elapsed_s: float = 0.0
     lexical_s: float = 0.0  # until every file's chunks and words were written: search answers from here

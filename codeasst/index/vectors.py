@@ -5,6 +5,7 @@ database (codeasst.index.chunkdb); a vector whose id the manifest no longer hold
 from __future__ import annotations
 
 import getpass
+import hashlib
 import shutil
 import socket
 import threading
@@ -57,9 +58,16 @@ def store_identity(index_dir: Path) -> str:
     return identity
 
 
-def collection_name(root: Path, identity: str) -> str:
+def collection_prefix(root: Path, identity: str) -> str:
+    """What the names of one index's collections (one per embedder) begin with."""
     # Chroma allows 3-512 characters of [A-Za-z0-9._-], starting and ending with a letter or digit.
-    return f"codeasst-{repo_key(root)[:40].strip('-_.')}-{identity[:16]}"
+    return f"codeasst-{repo_key(root)[:40].strip('-_.')}-{identity[:16]}-"
+
+
+def collection_name(root: Path, identity: str, embedder: str) -> str:
+    """The collection of one index's vectors from one embedder: each embedder keeps its own, so a change
+    of embedder neither mixes vectors nor throws away the other's."""
+    return collection_prefix(root, identity) + hashlib.sha256(embedder.encode()).hexdigest()[:12]
 
 
 def location_of(chroma_url: str | None) -> str:
@@ -74,11 +82,13 @@ class VectorStore:
     """One repository's collection. It is created on the first write, so that reading
     an index whose collection is gone says so instead of answering from an empty one."""
 
-    def __init__(self, client: Any, root: Path, location: str, identity: str) -> None:
+    def __init__(self, client: Any, root: Path, location: str, identity: str, embedder: str) -> None:
         self.client = client
         self.root = root
         self.location = location
-        self.name = collection_name(root, identity)
+        self.embedder = embedder
+        self.prefix = collection_prefix(root, identity)
+        self.name = collection_name(root, identity, embedder)
         self.collection = None
         from chromadb.errors import NotFoundError
 
@@ -99,12 +109,14 @@ class VectorStore:
                     self.name,
                     embedding_function=None,  # we always pass vectors; never fetch Chroma's default model
                     configuration={"hnsw": {"space": "cosine"}},
-                    metadata={"root": str(self.root), "user": getpass.getuser(), "host": socket.gethostname()},
+                    metadata={"root": str(self.root), "user": getpass.getuser(), "host": socket.gethostname(),
+                              "embedder": self.embedder},
                 )
         return self.collection
 
     @classmethod
-    def open(cls, root: Path, index_dir: Path, chroma_url: str | None = None) -> VectorStore:
+    def open(cls, root: Path, index_dir: Path, embedder: str, chroma_url: str | None = None) -> VectorStore:
+        """The collection of `embedder`'s vectors of the index in `index_dir`."""
         # Deferred: chromadb takes about two seconds to import.
         import chromadb
         from chromadb.config import Settings as ChromaSettings
@@ -121,7 +133,7 @@ class VectorStore:
                 )
             except (ValueError, ConnectionError) as exc:
                 raise StoreError(f"cannot reach the Chroma server at {chroma_url}: {exc}") from None
-            return cls(client, root, chroma_url, store_identity(index_dir))
+            return cls(client, root, chroma_url, store_identity(index_dir), embedder)
         location = index_dir / "chroma"
         # One client per folder per process, made under a lock: Chroma shares one system per folder
         # between its clients and is not safe to start from two threads at once (a client that fails
@@ -133,7 +145,7 @@ class VectorStore:
                 with _chroma_errors(f"open {location}"):
                     client = chromadb.PersistentClient(path=str(location), settings=chroma_settings)
                 _clients[str(location)] = client
-        return cls(client, root, str(location), store_identity(index_dir))
+        return cls(client, root, str(location), store_identity(index_dir), embedder)
 
     @staticmethod
     def destroy_local(index_dir: Path) -> None:
@@ -181,9 +193,11 @@ class VectorStore:
             return self.collection.get(include=[])["ids"]
 
     def drop(self) -> None:
-        """Delete this index's own collection (and nobody else's); the next write makes a new one."""
-        if self.collection is None:
-            return
-        with _chroma_errors("delete the collection"):
-            self.client.delete_collection(self.name)
+        """Delete this index's own collections, one per embedder (and nobody else's); the next write
+        makes a new one."""
+        with _chroma_errors("delete the collections"):
+            for name in self.client.list_collections():
+                name = getattr(name, "name", name)  # Chroma 0.6+ lists names, older versions collections
+                if name.startswith(self.prefix):
+                    self.client.delete_collection(name)
         self.collection = None

@@ -62,9 +62,23 @@ def role_weight(role: str, intent: str, off_intent: dict[str, float] | None = No
     return (OFF_INTENT if off_intent is None else off_intent).get(role, 1.0)
 
 
+# Roles weighed down only where a file of a role the intent wants matches as well: a generated file (protocol
+# bindings, parser tables, API models made from a specification) is often the only place that defines what
+# a question names, and then it must come first; beside hand-written code that matches as well, it sinks.
+SPARED_WHEN_BEST = frozenset({"generated"})
+
+
 def weigh(fused: list[Fused], intent: str, off_intent: dict[str, float] | None = None) -> list[Fused]:
-    """Fused hits with each score times its role's weight for `intent`, best first."""
-    out = [replace(f, score=f.score * role_weight(f.hit.role, intent, off_intent)) for f in fused]
+    """Fused hits with each score times its role's weight for `intent`, best first; a generated file's hit
+    that scores above every hit of a wanted role keeps its score (SPARED_WHEN_BEST)."""
+    best_wanted = max((f.score for f in fused if f.hit.role in WANTED[intent]), default=0.0)
+
+    def weight(f: Fused) -> float:
+        if f.hit.role in SPARED_WHEN_BEST and f.score > best_wanted:
+            return 1.0
+        return role_weight(f.hit.role, intent, off_intent)
+
+    out = [replace(f, score=f.score * weight(f)) for f in fused]
     out.sort(key=lambda f: (-f.score, f.hit.path, f.hit.start_line))
     return out
 

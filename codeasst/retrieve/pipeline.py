@@ -64,6 +64,8 @@ class Sources:
     settings: RetrievalSettings
     index_dir: Path | None = None  # where retrievers may keep what they derive from the index (BM25 counts)
     coverage: float = 1.0  # the share of the chunks that get vectors which have one (fuse)
+    dense_factor: float = 1.0  # on the dense rankings' weights: retrieval.static_weight for static vectors
+    reranker: Callable[[], Embedder] | None = None  # MiniLM over static vectors (retrieval.minilm_rerank)
     roles: dict[str, str] | None = None  # path -> role (codeasst.index.roles); None: every file is code
     scope: Scope | None = None  # where the user asked to look (scope.py); None: everywhere
 
@@ -111,17 +113,18 @@ def describes(question: str) -> bool:
 
 
 def fuse(rankings: dict[str, list[Hit]], cfg: RetrievalSettings, long: bool = False,
-         coverage: float = 1.0) -> list[Fused]:
+         coverage: float = 1.0, dense_factor: float = 1.0) -> list[Fused]:
     """The rankings fused by their weights for a short question, or a long report (`long`:
     codeasst.retrieve.weights). `coverage`: the share of the chunks that get vectors which have
     one yet; dense rankings weigh in proportion. While embedding is under way the nearest of the
     few embedded chunks are weak evidence (with 64 of 1,201 embedded, dense hits at cosine 0.11
-    pushed the one file BM25 found out of the top 5), and words and exact matches cover every chunk."""
+    pushed the one file BM25 found out of the top 5), and words and exact matches cover every chunk.
+    `dense_factor` weighs the dense rankings further (static vectors: retrieval.static_weight)."""
     weights = fusion_weights(cfg, long)
     if "dense-en" in rankings:
         weights["dense"] = cfg.original_language_weight
-    if coverage < 1.0:
-        weights.update({name: weights.get(name, 1.0) * coverage for name in DENSE})
+    if coverage * dense_factor != 1.0:
+        weights.update({name: weights.get(name, 1.0) * coverage * dense_factor for name in DENSE})
     return reciprocal_rank_fusion(rankings, weights, cfg)
 
 
@@ -289,11 +292,18 @@ def _ranked(sources: Sources, plan: _Plan, rankings: dict[str, list[Hit]], analy
         every = sources.roles or {}
         rankings = {name: [h for h in hits if sources.scope.admits(h.path, every.get(h.path, "implementation"))]
                     for name, hits in rankings.items()}
-    fused = fuse(rankings, cfg, plan.long, sources.coverage)
+    fused = fuse(rankings, cfg, plan.long, sources.coverage, sources.dense_factor)
     if roles is not None:
         fused = intent.weigh(fused, wants, cfg.off_intent)
-    hits = present(fused, plan.k, cfg.per_file, plan.min_ratio)
     clock.lap("fuse_s", started)
+    if cfg.minilm_rerank and sources.reranker is not None:
+        from codeasst.retrieve.rerank import by_embedder
+
+        started = time.perf_counter()
+        fused = by_embedder(sources.reranker(), plan.question, cap_per_file(fused, cfg.per_file), cfg.minilm_rerank,
+                            cfg.rrf_k, cfg.minilm_rerank_weight)
+        clock.lap("minilm_rerank_s", started)
+    hits = present(fused, plan.k, cfg.per_file, plan.min_ratio)
     result = Retrieval(plan.question, analysis, rankings, fused, hits, clock.timings, intent=wants)
     if cfg.rerank and sources.llm is not None:
         from codeasst.retrieve.rerank import rerank

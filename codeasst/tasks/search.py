@@ -86,12 +86,25 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
 
         with closing(indexer.reader()) as store:
             dense = store.dense()
-            if dense["embedded"] < dense["total"]:
+            first = services.first_embedder
+            on_first = first is not None and store.in_use() == first.name  # the first phase's vectors
+            query_embedder = first if on_first else services.query_embedder
+            if other := store.other_embedder():
+                dense = {"embedded": 0, "total": dense["total"]}
+                notes.append(f"the index's vectors are {other}'s, and the setting names {services.embedder.name}: "
+                             f"searching words and exact matches only until `codeasst index` embeds with it "
+                             f"(both are kept)")
+            elif dense["embedded"] < dense["total"]:
                 notes.append(dense_note(dense))
+            elif on_first:
+                notes.append(first_phase_note(store, services.embedder.name, dense["total"]))
+            static = query_embedder.static
             sources = Sources(root=services.repo.root, files=searched, store=store,
-                              embedder=lambda: services.query_embedder, llm=loaded_llm if llm is not None else None,
+                              embedder=lambda: query_embedder, llm=loaded_llm if llm is not None else None,
                               settings=settings, index_dir=indexer.index_dir, roles=roles, scope=scope,
-                              coverage=dense["embedded"] / dense["total"] if dense["total"] else 1.0)
+                              coverage=dense["embedded"] / dense["total"] if dense["total"] else 1.0,
+                              dense_factor=settings.static_weight if static else 1.0,
+                              reranker=(lambda: services.minilm) if static else None)
             result = retrieve(sources, question, k, context=context, full_analysis=full_analysis, timings=timings)
     result.index = summary
     result.notes = notes
@@ -99,6 +112,13 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
     result.files = files
     result.index_dir = indexer.index_dir
     return result
+
+
+def first_phase_note(store, final: str, total: int) -> str:
+    """What a search says while it reads the first phase's vectors: the embedder's own are not complete."""
+    done = total - store.table.unshelved_count(final)
+    return (f"dense search uses the fast static vectors until {final}'s are complete ({done:,} of {total:,} so "
+            f"far); `codeasst index` (or a running `codeasst serve`) makes them")
 
 
 def dense_note(dense: dict[str, int]) -> str:

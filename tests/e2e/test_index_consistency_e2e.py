@@ -55,12 +55,16 @@ def test_moving_to_a_server_and_sharing_it_never_mixes_or_loses_indexes(make_rep
 
     client = chromadb.HttpClient(host="127.0.0.1", port=port)
     counts = {c.name: c.count() for c in client.list_collections()}
-    assert len(counts) == 2 and set(counts.values()) == {local["chunks"]}
+    # Two users, two collections each: the static first phase's vectors and MiniLM's.
+    assert len(counts) == 4 and set(counts.values()) == {local["chunks"]}
     assert run_json("index", "--rebuild", str(root), env=other)["chunks"] == local["chunks"]
-    assert len(client.list_collections()) == 2, "--rebuild drops only its own collection"
+    assert len(client.list_collections()) == 4, "--rebuild drops only its own collections"
 
-    # Someone deletes our collection on the server: said, mended, never an empty answer.
-    (ours,) = [name for name in counts if name.endswith((index_dir(root) / "store-id").read_text()[:16])]
+    # Someone deletes our collection of MiniLM's vectors (those in use) on the server: said, mended, never
+    # an empty answer.
+    identity = (index_dir(root) / "store-id").read_text()[:16]
+    (ours,) = [c.name for c in client.list_collections()
+               if identity in c.name and c.metadata["embedder"] == "sentence-transformers:all-MiniLM-L6-v2"]
     client.delete_collection(ours)
     assert f"has no collection {ours}" in run_json("status", "-C", str(root), env=on_server)["store_problem"]
     proc = run_cli("search", *QUERY, "--json", "-C", str(root), env=on_server)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import sqlite3
@@ -73,6 +74,34 @@ def test_index_search_status_and_incremental_updates(make_repo, tmp_path):
     assert text.startswith("Indexed 5 files, ")
 
 
+def test_static_first_then_minilm_and_switching_keeps_each_ones_vectors(make_repo):
+    root = make_repo(REPO)
+    first = run_json("index", str(root))  # the default: static vectors first, then MiniLM's
+    chunks = first["chunks"]
+    assert first["embedded"] == first["final_embedded"] == chunks and first["embedder_changed"] is None
+    status = run_json("status", "-C", str(root))
+    assert status["embedder"] == "sentence-transformers:all-MiniLM-L6-v2" and status["first_phase"] is None
+    assert status["dense"] == {"embedded": chunks, "total": chunks}
+
+    static = {"CODEASST_EMBEDDER__MODEL": "static"}
+    status = run_json("status", "-C", str(root), env=static)
+    assert status["embedder_changed"] == {"from": "sentence-transformers:all-MiniLM-L6-v2",
+                                          "to": status["embedder"]}
+    to_static = run_json("index", str(root), env=static)  # its first-phase vectors were kept: nothing to embed
+    assert to_static["embedded"] == 0 and to_static["chunks_written"] == 0 and to_static["rebuilt"] is None
+    assert f"{chunks:,} vectors kept" in to_static["embedder_changed"]
+    hits = run_json("search", "user password authentication token", "-k", "1", "--no-llm", "-C", str(root), env=static)
+    assert hits[0]["path"] == "auth/login.ts" and "dense" in hits[0]["sources"]
+
+    # Back to the default through a search: MiniLM's vectors were kept too; none is embedded again.
+    search = run_cli("search", "compute the invoice total with tax", "-k", "3", "--json", "--no-llm", "-C", str(root))
+    assert json.loads(search.stdout)[0]["path"] == "billing/invoice.py"
+    assert "vectors are" not in search.stderr and "static vectors" not in search.stderr, search.stderr
+    back = run_json("index", str(root))
+    assert back["embedded"] == back["final_embedded"] == 0 and back["embedder_changed"] is None
+    assert run_json("status", "-C", str(root))["dense"] == {"embedded": chunks, "total": chunks}
+
+
 CLICK_FILES = ("utils.py", "decorators.py", "exceptions.py", "parser.py", "formatting.py")  # about 170 chunks
 
 
@@ -133,7 +162,9 @@ def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig)
     from chromadb.config import Settings
 
     client = PersistentClient(str(index_dir(root) / "chroma"), Settings(anonymized_telemetry=False))
-    (collection,) = client.list_collections()
-    ids = collection.get(include=[])["ids"]
-    assert len(ids) == len(set(ids)) == resumed["chunks"]
-    assert set(ids) == _expected_ids(root)
+    collections = client.list_collections()  # the static first phase's vectors and MiniLM's
+    assert {c.metadata["embedder"].split(":")[0] for c in collections} == {"static", "sentence-transformers"}
+    for collection in collections:
+        ids = collection.get(include=[])["ids"]
+        assert len(ids) == len(set(ids)) == resumed["chunks"], collection.metadata["embedder"]
+        assert set(ids) == _expected_ids(root)

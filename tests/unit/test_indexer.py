@@ -10,6 +10,7 @@ from chromadb.api.client import SharedSystemClient
 
 from codeasst.backends.fake import HashingEmbedder
 from codeasst.errors import IndexCorrupt, IndexLocked
+from codeasst.index.indexer import Indexer
 from codeasst.index.lock import IndexLock
 from codeasst.services import build_services
 
@@ -35,7 +36,7 @@ def test_incremental_runs_touch_only_what_changed(make_repo):
     indexer = services_for(root, embedder).indexer()
     noop = indexer.run()
     assert (noop.added, noop.changed, noop.deleted, noop.unchanged, noop.chunks_written) == (0, 0, 0, 4, 0)
-    assert indexer._store is None, "a no-op run must not even open the store"
+    assert not indexer._stores, "a no-op run must not even open the store"
 
     os.utime(root / "app/views.py", ns=(1, 1))  # touched, same content
     touched = services_for(root, embedder).indexer().run()
@@ -66,11 +67,54 @@ def test_changing_chunker_settings_rebuilds_with_a_reason(make_repo):
     assert services_for(root).open_store().count() == summary.chunks
 
 
-def test_changing_the_embedder_rebuilds(make_repo):
+def test_each_embedder_keeps_its_own_vectors_and_a_switch_back_embeds_nothing(make_repo):
     root = make_repo(SOURCE)
-    services_for(root, HashingEmbedder(64)).indexer().run()
-    summary = services_for(root, HashingEmbedder(32)).indexer().run()
-    assert summary.rebuilt and "embedder fake-hashing-64 -> fake-hashing-32" in summary.rebuilt
+    wide, narrow = HashingEmbedder(64), HashingEmbedder(32)
+    first = services_for(root, wide).indexer().run()
+    assert first.embedded == first.chunks and first.embedder_changed is None
+
+    switched = services_for(root, narrow).indexer().run()
+    assert switched.rebuilt is None, "a new embedder rebuilds nothing: words and graph stay"
+    assert switched.chunks_written == 0 and switched.embedded == first.chunks
+    assert "fake-hashing-64 -> fake-hashing-32" in switched.embedder_changed
+    narrow_store, wide_store = services_for(root, narrow).open_store(), services_for(root, wide).open_store()
+    assert narrow_store.name != wide_store.name, "one collection per embedder"
+    assert narrow_store.count() == wide_store.count() == first.chunks, "the old one's vectors are kept"
+
+    # While the narrow one is in use a file changes and one is deleted: the wide one's vectors of
+    # those chunks are dropped when it comes back, and only the changed chunk is embedded again.
+    (root / "app/views.py").write_text("def profile(user):\n    return {'id': user.id}\n")
+    (root / "web/main.ts").unlink()
+    services_for(root, narrow).indexer().run()
+    calls = len(wide.calls)
+    back = services_for(root, wide).indexer().run()
+    assert back.embedded == 1 and sum(wide.calls[calls:]) == 1, "only the changed chunk is embedded again"
+    assert "2 vectors kept" in back.embedder_changed
+    reader = services_for(root, wide).indexer().reader()
+    held = {c.id for c in reader.chunks_of(["app/models.py", "app/views.py", "README.md"])}
+    assert set(services_for(root, wide).open_store().ids()) == held, "no vector of a chunk gone, none missing"
+    query = wide.embed_query("profile")
+    assert {h.path for h in reader.query(query, 5)} <= {"app/models.py", "app/views.py", "README.md"}
+
+
+def test_an_index_searched_after_the_embedder_changed_is_never_read_with_the_wrong_vectors(make_repo):
+    root = make_repo(SOURCE)
+    wide, narrow = HashingEmbedder(64), HashingEmbedder(32)
+    services_for(root, wide).indexer().run()
+    indexer = services_for(root, narrow).indexer()  # the setting changed; no run has switched yet
+    assert indexer.status()["embedder_changed"] == {"from": "fake-hashing-64", "to": "fake-hashing-32"}
+    assert indexer.dense()["embedded"] == 0
+    reader = indexer.reader()
+    assert reader.dense()["embedded"] == 0
+    assert reader.query(narrow.embed_query("profile"), 5) == [], "the 64-wide vectors are not read as 32-wide"
+
+    from codeasst.tasks.search import find
+
+    with IndexLock(indexer.index_dir):  # another run holds the index: this search cannot switch it
+        found = find(services_for(root, narrow), "profile of a user", use_llm=False)
+    assert any("vectors are fake-hashing-64's" in note for note in found.notes), found.notes
+    assert found.dense["embedded"] == 0 and found.hits, "answered from words, and says so"
+    assert not any("dense" in hit.sources for hit in found.hits)
 
 
 def test_bad_files_are_skipped_with_reasons_and_not_reread(make_repo):
@@ -123,7 +167,7 @@ def test_a_corrupted_index_says_so_and_rebuild_repairs_it(make_repo, damaged):
 def test_a_version_1_manifest_is_migrated_in_place(tmp_path):
     import sqlite3
 
-    from codeasst.index.manifest import Manifest
+    from codeasst.index.manifest import SCHEMA_VERSION, Manifest
 
     path = tmp_path / "manifest.sqlite"
     with sqlite3.connect(path) as db:
@@ -134,7 +178,7 @@ def test_a_version_1_manifest_is_migrated_in_place(tmp_path):
     try:
         (entry,) = manifest.entries().values()
         assert (entry.path, entry.chunks, entry.fallback, entry.role) == ("a.py", 3, False, None)
-        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert manifest._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     finally:
         manifest.close()
 
@@ -158,7 +202,7 @@ def test_each_index_has_its_own_collection_and_keeps_it(make_repo, tmp_path, mon
     name = services_for(root).open_store().name
     assert name == services_for(root).open_store().name
     identity = (index_dir(root) / "store-id").read_text()
-    assert name.endswith(identity[:16])
+    assert identity[:16] in name
     monkeypatch.setenv("CODEASST_HOME", str(tmp_path / "another-user"))
     assert services_for(root).open_store().name != name, "same path, another user: another collection"
 
@@ -178,7 +222,7 @@ def test_a_store_that_lost_vectors_is_mended_from_kept_vectors_and_an_untouched_
 
     quiet = services_for(root, embedder).indexer()
     assert quiet.run(verify=True).repaired is None
-    assert quiet._store is None, "a store nobody touched since it was last checked is not reopened"
+    assert not quiet._stores, "a store nobody touched since it was last checked is not reopened"
 
     lost = [c.id for c in services_for(root).indexer().reader().chunks_of(["app/models.py"])]
     store = services_for(root).open_store()
@@ -248,3 +292,40 @@ def test_the_embedding_rule_keeps_fixtures_and_data_lexical_and_a_new_rule_moves
     back = services_for(root, embedder).indexer().run()
     assert back.lexical_only == first.lexical_only and back.embedded == 0
     assert set(services_for(root).open_store().ids()) == vectors, "vectors of chunks the rule drops are dropped"
+
+
+def _two_phase(root, first, final, **flags):
+    services = services_for(root, final, **flags)
+    return Indexer(root, services.repo.index_dir, services.settings.index, final, services.open_store, first=first)
+
+
+def test_two_phases_search_reads_the_first_until_the_second_covers_every_chunk(make_repo):
+    root = make_repo(SOURCE)
+    fast, slow = HashingEmbedder(32), HashingEmbedder(64)
+    summary = _two_phase(root, fast, slow, **{"index.group_chunks": 1}).run(embed_limit=3)
+    chunks = summary.chunks
+    assert chunks > 3 and summary.embedded == chunks, "the first phase ran: few enough waited"
+    assert summary.final_embedded == 0, "the second did not: more than the limit waited for it"
+    indexer = _two_phase(root, fast, slow)
+    reader = indexer.reader()
+    assert reader.in_use() == fast.name and reader.dense() == {"embedded": chunks, "total": chunks}
+    assert {h.path for h in reader.query(fast.embed_query("profile user name"), 3)}, "the first phase answers"
+    assert indexer.status()["first_phase"] == {"embedder": fast.name, "final": slow.name, "final_embedded": 0,
+                                               "total": chunks}
+
+    # The second phase a group at a time (as serve's background does); the switch comes with the last group.
+    steps = 0
+    while reader.in_use() == fast.name:
+        assert _two_phase(root, fast, slow, **{"index.group_chunks": 1}).embed_pending(groups=1).final_embedded == 1
+        steps += 1
+        assert steps <= chunks
+    assert steps == chunks and reader.in_use() == slow.name
+    final = services_for(root, slow).open_store()
+    assert final.count() == chunks and services_for(root, fast).open_store(fast.name).count() == chunks
+    assert {h.path for h in reader.query(slow.embed_query("profile user name"), 3)}
+    assert _two_phase(root, fast, slow).status()["first_phase"] is None
+
+    # A changed file later: only the final embedder embeds it; the first phase is over.
+    (root / "app/views.py").write_text("def profile(user):\n    return {'id': user.id}\n")
+    later = _two_phase(root, fast, slow).run()
+    assert (later.embedded, later.final_embedded) == (1, 0) and reader.in_use() == slow.name

@@ -46,36 +46,39 @@ def test_buckets_keep_a_text_longer_than_the_budget_alone():
     assert buckets([], max_texts=8, max_tokens=100) == []
 
 
+MINILM = {"embedder.model": "bundled"}  # the static model is the default
+
+
 def test_services_index_on_onnxruntime_and_name_int8_apart(make_repo):
     root = make_repo({"a.py": "x = 1\n"})
-    fp32 = build_services(root)
+    fp32 = build_services(root, MINILM)
     assert isinstance(fp32.embedder, OnnxEmbedder) and fp32.embedder.precision == "fp32"
     assert fp32.embedder.name == TORCH_NAME, "fp32 vectors are torch's: indexes built by either stay valid"
     assert fp32.query_embedder is fp32.embedder, "queries must be embedded like the index"
 
-    int8 = build_services(root, {"embedder.precision": "int8"})
+    int8 = build_services(root, {**MINILM, "embedder.precision": "int8"})
     assert isinstance(int8.embedder, OnnxEmbedder) and int8.embedder.name == TORCH_NAME + "+onnx-int8"
     assert int8.query_embedder is int8.embedder
-    assert fp32.indexer().fingerprint()["embedder"] != int8.indexer().fingerprint()["embedder"]
+    assert fp32.open_store().name != int8.open_store().name, "int8 vectors are kept apart from fp32's"
 
-    torch = build_services(root, {"embedder.index_runtime": "torch"})
+    torch = build_services(root, {**MINILM, "embedder.index_runtime": "torch"})
     assert isinstance(torch.embedder, SentenceTransformerEmbedder) and torch.embedder.name == TORCH_NAME
     assert isinstance(torch.query_embedder, OnnxEmbedder) and torch.query_embedder.precision == "fp32"
     assert torch.query_embedder.name == TORCH_NAME
-    assert fp32.indexer().fingerprint() == torch.indexer().fingerprint(), "fp32 onnx and torch share indexes"
+    assert fp32.open_store().name == torch.open_store().name, "fp32 onnx and torch share vectors"
 
 
 def test_where_a_gpu_is_present_the_index_embedder_runs_on_it(make_repo, monkeypatch):
     from codeasst.backends import sentence_tf
 
     root = make_repo({"a.py": "x = 1\n"})
-    assert isinstance(build_services(root).embedder, OnnxEmbedder), "no GPU here: onnxruntime on the CPU"
+    assert isinstance(build_services(root, MINILM).embedder, OnnxEmbedder), "no GPU here: onnxruntime on the CPU"
     monkeypatch.setattr(sentence_tf, "cuda_available", lambda: True)
-    gpu = build_services(root).embedder
+    gpu = build_services(root, MINILM).embedder
     assert isinstance(gpu, SentenceTransformerEmbedder) and (gpu.device, gpu.batch_size) == ("cuda", 1024)
     assert gpu.name == TORCH_NAME, "fp32 on the GPU: an index it builds serves queries embedded on the CPU"
-    assert isinstance(build_services(root).query_embedder, OnnxEmbedder)
-    kept = build_services(root, {"embedder.device": "cpu"}).embedder
+    assert isinstance(build_services(root, MINILM).query_embedder, OnnxEmbedder)
+    kept = build_services(root, {**MINILM, "embedder.device": "cpu"}).embedder
     assert isinstance(kept, OnnxEmbedder), "embedder.device = 'cpu' keeps it off the GPU"
 
 

@@ -116,3 +116,16 @@ def test_off_intent_roles_sink_without_being_dropped():
     assert weigh(fused, "test", off)[0].hit.path == "tests/test_lint.py"
     assert weigh(fused, "docs", off)[0].hit.path == "docs/lint.md"
     assert len(weigh(fused, "implementation", off)) == 3
+
+
+def test_a_generated_file_sinks_only_beside_hand_written_code_that_matches_as_well():
+    off = {"generated": 0.3, "test": 0.5}
+    # The only file that defines what was asked is generated: it stays first, above a test that mentions it.
+    alone = [_fused("client/models/v1_probe.py", "generated", 0.10), _fused("tests/test_probe.py", "test", 0.09),
+             _fused("config/loader.py", "implementation", 0.05)]
+    assert weigh(alone, "implementation", off)[0].hit.path == "client/models/v1_probe.py"
+    # Hand-written code matches as well: the generated file sinks below it and below the test.
+    beside = [_fused("client/models/v1_lease.py", "generated", 0.10),
+              _fused("leaderelection/lease_lock.py", "implementation", 0.10), _fused("tests/test_lease.py", "test", 0.09)]
+    assert [f.hit.path for f in weigh(beside, "implementation", off)] == [
+        "leaderelection/lease_lock.py", "tests/test_lease.py", "client/models/v1_lease.py"]

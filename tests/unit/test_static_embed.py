@@ -121,8 +121,12 @@ def test_static_is_chosen_by_setting_for_the_index_and_queries_alike(make_repo):
     services = build_services(root, {"embedder.model": "static"})
     assert isinstance(services.embedder, StaticEmbedder)
     assert services.query_embedder is services.embedder
-    assert services.indexer().fingerprint()["embedder"] == services.embedder.name
-    assert not isinstance(build_services(root).embedder, StaticEmbedder), "not the default"
+    assert services.open_store().embedder == services.embedder.name
+    assert services.first_embedder is None, "static alone: no first phase"
+    default = build_services(root)
+    assert not isinstance(default.embedder, StaticEmbedder), "MiniLM is the index embedder by default"
+    assert isinstance(default.first_embedder, StaticEmbedder), "and the static model its first phase"
+    assert build_services(root, {"embedder.first_phase": "none"}).first_embedder is None
 
 
 def test_a_repository_may_choose_the_shipped_static_model_without_trust(tmp_path):

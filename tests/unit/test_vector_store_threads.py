@@ -18,7 +18,7 @@ def test_threads_opening_one_store_at_once_all_get_it(tmp_path):
         def open_and_count(folder=folder, start=start) -> None:
             start.wait()
             try:
-                assert VectorStore.open(folder, folder).count() == 0
+                assert VectorStore.open(folder, folder, "fake").count() == 0
             except Exception as exc:  # noqa: BLE001 - each failure is what the test counts
                 failures.append(repr(exc)[:200])
 
