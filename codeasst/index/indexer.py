@@ -469,6 +469,8 @@ class Indexer:
             self._embed_groups(manifest, summary, in_use, waiting, budget,
                                lambda: manifest.chunks.pending(self.settings.group_chunks),
                                lambda ids: manifest.mark_chunks(ids, EMBEDDED))
+            if on_first:
+                summary.first_embed_s = round(time.perf_counter() - started, 3)
         if self.first is not None and self._in_use == self.first.name and not manifest.chunks.counts()["pending"]:
             final = self.embedder.name
             left = manifest.chunks.unshelved_count(final)

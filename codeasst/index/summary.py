@@ -36,6 +36,7 @@ class IndexSummary:
     elapsed_s: float = 0.0
     lexical_s: float = 0.0  # until every file's chunks and words were written: search answers from here
     embed_s: float = 0.0
+    first_embed_s: float = 0.0  # of which the first phase's (the static model's vectors for every chunk waiting)
     repaired: str | None = None  # how the vector store was brought back in line with the manifest
     graph: dict[str, int] = field(default_factory=dict)  # files the code graph read and dropped
     graph_note: str | None = None  # why the code graph was started afresh, if it was
