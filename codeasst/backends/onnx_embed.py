@@ -13,8 +13,10 @@ batch bounded in padded tokens as well as texts.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -38,9 +40,36 @@ def _threads() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def import_onnxruntime():
+    """onnxruntime, imported so that Ctrl-C stays Ctrl-C: its native module turns a KeyboardInterrupt
+    raised while it initialises into `ImportError: initialization failed` (a traceback and exit 1 where
+    Ctrl-C means 130). A SIGINT that arrives during the import is held until after it; one that arrived
+    just before (Python raises it at its next chance, inside the import) is raised again as itself."""
+    main = threading.current_thread() is threading.main_thread() and hasattr(signal, "pthread_sigmask")
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if main else None
+    try:
+        return importlib.import_module("onnxruntime")
+    except ImportError as exc:
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if held is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def _interrupted(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
 @lru_cache(maxsize=4)
 def _session(path: str, device: str):
-    import onnxruntime
+    onnxruntime = import_onnxruntime()
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
@@ -121,6 +150,7 @@ class OnnxEmbedder(Embedder):
         return self.onnx_file.is_file()
 
     def load(self) -> None:
+        import_onnxruntime()  # first, before the export's imports of it: see there
         if not self.built:
             # One build at a time in a process: torch's exporter keeps global state, and a server's or
             # `codeasst mcp`'s background embedding may start one while a search starts another.

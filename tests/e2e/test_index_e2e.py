@@ -148,7 +148,7 @@ def test_an_interrupted_run_resumes_with_no_duplicate_and_no_loss(tmp_path, sig)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=60)
     if sig == signal.SIGINT:
-        assert proc.returncode == 130
+        assert proc.returncode == 130, err
         assert "interrupted; the index is consistent" in err and "Traceback" not in err
     else:
         assert proc.returncode == -signal.SIGKILL

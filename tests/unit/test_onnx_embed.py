@@ -147,3 +147,26 @@ def test_indexing_on_onnxruntime_imports_neither_torch_nor_sentence_transformers
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
     assert int(out[0]) >= 2
     assert out[1:] == ["False", "False", "False"]
+
+
+def test_ctrl_c_while_onnxruntime_initialises_stays_a_keyboard_interrupt(monkeypatch):
+    # onnxruntime's native module reports a KeyboardInterrupt raised during its initialisation as
+    # `ImportError: initialization failed`; seen as such, Ctrl-C at that moment gave a traceback and exit 1.
+    from codeasst.backends import onnx_embed
+
+    def failing(name):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(onnx_embed.importlib, "import_module", failing)
+    with pytest.raises(KeyboardInterrupt):
+        onnx_embed.import_onnxruntime()
+
+    def broken(name):
+        raise ImportError("libonnxruntime.so: cannot open shared object file")
+
+    monkeypatch.setattr(onnx_embed.importlib, "import_module", broken)
+    with pytest.raises(ImportError, match="cannot open"):
+        onnx_embed.import_onnxruntime()
