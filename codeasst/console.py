@@ -105,14 +105,18 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
     if summary.get("embedder_changed"):
         lines.append(f"Changed the {summary['embedder_changed']}.")
     fresh = summary.get("embedded", 0) - summary.get("vectors_reused", 0)
-    rate = fresh / summary["embed_s"] if summary["embed_s"] and fresh else 0.0
+    final = summary.get("final_embedded", 0)
+    # With two phases, the rate is the first phase's (the static model's), and the second is told apart.
+    first_s = summary.get("first_embed_s") or 0.0
+    seconds = first_s if final and first_s else summary["embed_s"]
+    rate = fresh / seconds if seconds and fresh else 0.0
     changes = (f"{summary['added']} added, {summary['changed']} changed, "
                f"{summary['deleted']} deleted, {summary['unchanged']} unchanged")
     lines.append(
         f"Indexed {_plural(summary['files'], 'file')}, {_plural(summary['chunks'], 'chunk')} ({changes}) "
         f"in {summary['elapsed_s']:.1f} s"
         + (f"; embedded {fresh:,} chunks" + (f" at {rate:.1f} chunks/s" if fresh >= 100 else "") if rate else "")
-        + (f", then {summary['final_embedded']:,} with the index embedder" if summary.get("final_embedded") else "")
+        + (f", then {final:,} with the index embedder in {summary['embed_s'] - first_s:.1f} s" if final else "")
     )
     dense = summary.get("dense") or {}
     if dense.get("embedded", 0) < dense.get("total", 0):
