@@ -176,6 +176,7 @@ class Indexer:
         also compares the vector store with the manifest (which opens the store)."""
         entries: dict[str, Entry] = {}
         updated = stored = in_use = None
+        first_phase, final = False, 0
         counts = {"embedded": 0, "pending": 0, "lexical_only": 0}
         dense = {"embedded": 0, "total": 0}
         if self.has_index():
@@ -187,12 +188,11 @@ class Indexer:
                 in_use = manifest.get_meta("embedder")
                 counts = manifest.chunks.counts()
                 dense = own_dense(manifest, self.usable)
-                final = (manifest.chunks.counts()["chunks"] - manifest.chunks.counts()["lexical_only"]
-                         - manifest.chunks.unshelved_count(self.embedder.name)) if self.first else None
+                first_phase = self.first is not None and in_use == self.first.name
+                final = dense["total"] - manifest.chunks.unshelved_count(self.embedder.name) if first_phase else 0
             finally:
                 manifest.close()
         switched = in_use is not None and in_use not in self.usable
-        first_phase = bool(self.first) and in_use == self.first.name
         stale = staleness(self.root, entries, self.settings.max_file_bytes)
         return {
             "root": str(self.root),
@@ -466,9 +466,11 @@ class Indexer:
         on_first = self.first is not None and self._in_use == self.first.name
         in_use = self.first if on_first else self.embedder
         if waiting and (limit is None or waiting <= limit * (FIRST_PHASE_FASTER if on_first else 1)):
-            self._embed_groups(manifest, summary, in_use, waiting, budget,
-                               lambda: manifest.chunks.pending(self.settings.group_chunks),
-                               lambda ids: manifest.mark_chunks(ids, EMBEDDED))
+            embedded, reused = self._embed_groups(manifest, in_use, waiting, budget,
+                                                  lambda: manifest.chunks.pending(self.settings.group_chunks),
+                                                  lambda ids: manifest.mark_chunks(ids, EMBEDDED))
+            summary.embedded += embedded
+            summary.vectors_reused += reused
             if on_first:
                 summary.first_embed_s = round(time.perf_counter() - started, 3)
         if self.first is not None and self._in_use == self.first.name and not manifest.chunks.counts()["pending"]:
@@ -476,24 +478,23 @@ class Indexer:
             left = manifest.chunks.unshelved_count(final)
             if left and (limit is None or left <= limit):
                 summary.final_embedded += self._embed_groups(
-                    manifest, summary, self.embedder, left, budget,
+                    manifest, self.embedder, left, budget,
                     lambda: manifest.chunks.unshelved(final, self.settings.group_chunks),
-                    lambda ids: manifest.shelve(final, ids), count=False)
+                    lambda ids: manifest.shelve(final, ids))[0]
             if counts["chunks"] and not manifest.chunks.unshelved_count(final):
                 self._take_embedder(manifest, summary)  # complete: the index uses this embedder's vectors now
         summary.embed_s = round(summary.embed_s + time.perf_counter() - started, 3)
 
-    def _embed_groups(self, manifest: Manifest, summary: IndexSummary, embedder: Embedder, waiting: int,
-                      budget: list[int | None], batches: Callable[[], list], done_with: Callable[[list[str]], None],
-                      count: bool = True) -> int:
+    def _embed_groups(self, manifest: Manifest, embedder: Embedder, waiting: int, budget: list[int | None],
+                      batches: Callable[[], list], done_with: Callable[[list[str]], None]) -> tuple[int, int]:
         """Embed with `embedder` the chunks `batches()` gives until none is left or the group budget (shared
         by the phases) is spent; each group's vectors kept by text, stored in its collection, then marked by
-        `done_with`. The chunks embedded."""
+        `done_with`. The chunks embedded, and of those the ones whose vector was kept from before."""
         if self.progress:  # before the embedder loads, which takes seconds: the user sees work start
             self.progress.start_embedding(waiting)
         embedder.load()
         store = self.store_of(embedder.name)
-        embedded = 0
+        embedded = reused = 0
         while budget[0] is None or budget[0] > 0:
             batch = batches()
             if not batch:
@@ -512,9 +513,7 @@ class Indexer:
             store.upsert([c.id for c in batch], [known.get(k) or new[k] for k in keys], [c.path for c in batch])
             done_with([c.id for c in batch])
             embedded += len(batch)
-            if count:
-                summary.embedded += len(batch)
-                summary.vectors_reused += len(batch) - len(todo)
+            reused += len(batch) - len(todo)
             if budget[0] is not None:
                 budget[0] -= 1
-        return embedded
+        return embedded, reused

@@ -41,9 +41,6 @@ class ChunkStore:
         """The embedder whose vectors the index uses now (None before any run chose one)."""
         return self._manifest.get_meta("embedder")
 
-    def _own(self) -> bool:
-        return self.other_embedder() is None
-
     def other_embedder(self) -> str | None:
         """The embedder whose vectors the index uses where it is neither the configured one nor its first
         phase (the setting changed and no run has switched yet): dense search reads nothing until one does."""
@@ -63,9 +60,10 @@ class ChunkStore:
     def query(self, vector: Vector, k: int) -> list[Hit]:
         """The `k` chunks nearest to `vector` among those embedded; a vector whose chunk the index
         no longer holds (its file changed while it was embedded) never answers."""
-        if not self._own() or not self.table.counts()["embedded"]:
-            return []  # none embedded yet, or the index's vectors are another embedder's
-        nearest = self._vectors(self.in_use() or self.usable[0]).query(vector, k)
+        in_use = self.in_use() or self.usable[0]
+        if in_use not in self.usable or not self.table.counts()["embedded"]:
+            return []  # the index's vectors are another embedder's, or none is embedded yet
+        nearest = self._vectors(in_use).query(vector, k)
         found = self.table.by_id([id_ for id_, _ in nearest], embedded_only=True)
         return [_scored(found[id_], score) for id_, score in nearest if id_ in found]
 

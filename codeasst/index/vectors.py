@@ -196,8 +196,7 @@ class VectorStore:
         """Delete this index's own collections, one per embedder (and nobody else's); the next write
         makes a new one."""
         with _chroma_errors("delete the collections"):
-            for name in self.client.list_collections():
-                name = getattr(name, "name", name)  # Chroma 0.6+ lists names, older versions collections
-                if name.startswith(self.prefix):
-                    self.client.delete_collection(name)
+            for collection in self.client.list_collections():
+                if collection.name.startswith(self.prefix):
+                    self.client.delete_collection(collection.name)
         self.collection = None

@@ -88,7 +88,6 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
             dense = store.dense()
             first = services.first_embedder
             on_first = first is not None and store.in_use() == first.name  # the first phase's vectors
-            query_embedder = first if on_first else services.query_embedder
             if other := store.other_embedder():
                 dense = {"embedded": 0, "total": dense["total"]}
                 notes.append(f"the index's vectors are {other}'s, and the setting names {services.embedder.name}: "
@@ -98,9 +97,10 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
                 notes.append(dense_note(dense))
             elif on_first:
                 notes.append(first_phase_note(store, services.embedder.name, dense["total"]))
-            static = query_embedder.static
+            static = on_first or services.embedder.static  # the query embedder is the index embedder then
             sources = Sources(root=services.repo.root, files=searched, store=store,
-                              embedder=lambda: query_embedder, llm=loaded_llm if llm is not None else None,
+                              embedder=lambda: first if on_first else services.query_embedder,
+                              llm=loaded_llm if llm is not None else None,
                               settings=settings, index_dir=indexer.index_dir, roles=roles, scope=scope,
                               coverage=dense["embedded"] / dense["total"] if dense["total"] else 1.0,
                               dense_factor=settings.static_weight if static else 1.0,
