@@ -27,7 +27,8 @@ ALIASES = {"bundled": bundled.DEFAULT, "bundled-1.5b": bundled.SIBLING}
 # cores, so from 4 cores (an extrapolation, not measured here) or with a GPU the 1.5B fits.
 AUTO = "auto"
 AUTO_MIN_CORES = 4
-LLM_CHOICE = "llm"  # complete.model's value for "whatever llm.model picks"
+LLM_CHOICE = "llm"  # complete.model's and ask.model's value for "whatever llm.model picks"
+NO_MODEL = "none"  # ask.model's value for an answer of the lead and outline alone
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,15 @@ def resolve_complete(settings: Settings, choice: str | None = None) -> ModelSpec
     if wanted == AUTO:
         wanted = complete_auto_choice()
     return resolve(settings, wanted)
+
+
+def resolve_ask(settings: Settings, choice: str | None = None) -> ModelSpec | None:
+    """The model that explains ask's answers: --model's value, else ask.model ('llm' defers to
+    llm.model); None for 'none', the lead and outline alone."""
+    wanted = choice or settings.ask.model
+    if wanted == NO_MODEL:
+        return None
+    return resolve(settings, None if wanted == LLM_CHOICE else wanted)
 
 
 def complete_auto_choice() -> str:

@@ -17,7 +17,7 @@ from codeasst.config import LoadedSettings, Settings, load_settings
 from codeasst.index import owner
 from codeasst.index.indexer import Indexer, Progress
 from codeasst.index.vectors import VectorStore
-from codeasst.models import ModelSpec, build_llm, resolve, resolve_complete
+from codeasst.models import ModelSpec, build_llm, resolve, resolve_ask, resolve_complete
 
 if TYPE_CHECKING:
     from codeasst.backends.sentence_tf import SentenceTransformerEmbedder
@@ -126,6 +126,21 @@ class Services:
         if self._llm is not None:
             return self._llm
         return build_llm(self.model_spec, self.settings, self.on_model_progress)
+
+    @cached_property
+    def ask_spec(self) -> ModelSpec | None:
+        return resolve_ask(self.settings, self.model_choice)
+
+    @cached_property
+    def ask_llm(self) -> LLM | None:
+        """The model that explains ask's answers (ask.model): the same object as `llm` where both name
+        one model; None where ask.model is 'none' (the answer is its lead and outline)."""
+        spec = self.ask_spec
+        if spec is None:
+            return None
+        if self._llm is not None or spec == self.model_spec:
+            return self.llm
+        return build_llm(spec, self.settings, self.on_model_progress)
 
     @cached_property
     def complete_spec(self) -> ModelSpec:

@@ -11,6 +11,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -81,7 +82,8 @@ class Local(Assistant):
 
         services = self.asker(model)
         cancelled = _asked(cancel)
-        with self.turns.turn(services.llm, client, cancelled=cancelled):
+        turn = self.turns.turn(services.ask_llm, client, cancelled=cancelled) if services.ask_llm else nullcontext()
+        with turn:
             answer, stream = ask(services, question, context, progress=progress, system=system,
                                  history=[tuple(turn) for turn in history])
             yield from answer_events(answer, stream, cancelled)

@@ -16,7 +16,7 @@ from codeasst import prompt
 from codeasst.answer import checking, flow, grounding
 from codeasst.answer.citations import Citation, attach_citations, check_citations, new_places
 from codeasst.answer.relations import RelationCheck
-from codeasst.backends.base import GenerationParams
+from codeasst.backends.base import LLM, GenerationParams
 from codeasst.errors import UsageError
 from codeasst.index.graphdb import CodeGraph, read_graph
 from codeasst.index.outline import MAX_LINES
@@ -123,6 +123,7 @@ class _Plan:
     lead: str = ""  # the definitions that answer, then the flow: true by construction
     definitions: list[checking.Definition] = field(default_factory=list)
     graph: CodeGraph | None = None  # for the relation check, closed when the answer ends
+    excerpt_outlines: dict[int, list] = field(default_factory=dict)  # by excerpt number, for the line check
 
 
 def ask(services: Services, question: str, stdin_text: str | None = None, *,
@@ -141,8 +142,9 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
     bounded = grounding.bound_question(question, QUESTION_CHARS)
     # The context is filled by rank up to its budget, so no score cutoff: an explicit k.
     query = follow_up_query(bounded, history)
+    llm = services.ask_llm  # None: ask.model is 'none', the answer is its lead and outline
     result = find(services, query, services.settings.retrieval.k, context=stdin_text,
-                  full_analysis=cfg.query_analysis, progress=progress, update_index=update_index, load_model=True)
+                  full_analysis=cfg.query_analysis, progress=progress, update_index=update_index, preload=llm)
     answer = Answer(question, retrieval=result, timings=dict(result.timings), system=system)
     answer.timings["retrieval_s"] = round(time.perf_counter() - started, 3)
     # Up to half the budget for piped text: its end, where a log or a trace says what matters.
@@ -155,9 +157,9 @@ def ask(services: Services, question: str, stdin_text: str | None = None, *,
     else:
         plan = _excerpt_plan(services, answer, bounded, piped, budget)
     plan.messages = plan.messages[:1] + _earlier_turns(history) + plan.messages[1:]
-    llm = services.llm
-    answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(plan.messages))
-    return answer, _stream(services, answer, plan, bounded, started)
+    if llm is not None:
+        answer.prompt_tokens = llm.count_tokens(llm.chat_prompt(plan.messages))
+    return answer, _stream(services, answer, plan, bounded, started, llm)
 
 
 def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, budget: int) -> _Plan:
@@ -173,56 +175,77 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         plan.definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                          intent.WANTED[result.intent], services.repo.root)
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
-        flow_text = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if cfg.flow else ""
-        outlines = _outlines(services, plan.graph, plan.definitions, cfg.outline_lines)
+        path = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if cfg.flow else None
+        # Outlines for the lead's definitions, then for the definition the chain ends at, the one that
+        # does the work; then the chain's other steps, while ask.outline_lines last.
+        steps = [] if path is None else [*path.chain[-1:], *path.chain[1:-1]]
+        places = [(d.path, d.line, d.end_line) for d in plan.definitions if d.signature]  # modules have none
+        outlines = _outlines(services, plan.graph, places + [(d.path, d.line, d.end_line) for d in steps],
+                             cfg.outline_lines)
         answer.outlines = [o.to_json() for o in outlines.values()]
-        plan.lead = checking.render_lead(plan.definitions, outlines) + flow_text
+        plan.lead = checking.render_lead(plan.definitions, outlines) + (path.render(outlines) if path else "")
+        plan.excerpt_outlines = _excerpt_outlines(services, plan.graph, answer)
     ranks = sorted({e.rank for e in answer.excerpts})
     result.hits = [result.hits[r] for r in ranks]
     plan.messages = prompt.load("ask_checked" if checked else "ask_grounded").messages(
-        context=grounding.render_numbered(answer.excerpts, piped), question=bounded)
+        context=grounding.render_numbered(answer.excerpts, piped, line_numbers=checked), question=bounded)
     plan.shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
     return plan
 
 
-def _outlines(services: Services, code_graph: CodeGraph | None, definitions: list[checking.Definition],
+def _outlines(services: Services, code_graph: CodeGraph | None, places: list[tuple[str, int, int]],
               budget: int) -> dict:
-    """The lead's definitions' outlines by (path, line), within `budget` lines for the whole answer
-    (ask.outline_lines); modules (no signature) have none."""
+    """The outlines of the definitions at `places` (path, line, end line) by (path, line), in that order
+    while `budget` lines last for the whole answer (ask.outline_lines)."""
     out, left = {}, budget
-    for d in definitions:
-        if not d.signature or left <= 1:
+    for path, line, end_line in places:
+        if left <= 1 or (path, line) in out:
             continue
-        found = outline_at(services.repo.root, code_graph, d.path, d.line, d.end_line, min(MAX_LINES, left))
+        found = outline_at(services.repo.root, code_graph, path, line, end_line, min(MAX_LINES, left))
         if found is not None:
-            out[(d.path, d.line)] = found
+            out[(path, line)] = found
             left -= len(found.lines)
     return out
 
 
+def _excerpt_outlines(services: Services, code_graph: CodeGraph | None, answer: Answer) -> dict[int, list]:
+    """Each excerpt's definition's outline as (line, text), by excerpt number: a sentence of the model's is
+    held to the line it cites and to this outline around it (answer/lines.py)."""
+    out: dict[int, list] = {}
+    for e in answer.excerpts:
+        hit = answer.retrieval.hits[e.rank].hit
+        if hit.kind not in checking.DEFINITION_KINDS:
+            continue
+        found = outline_at(services.repo.root, code_graph, e.path, hit.start_line, hit.end_line)
+        if found is not None:
+            out[e.number] = [(line.number, line.text) for line in found.lines]
+    return out
+
+
 def _follow_flow(services: Services, answer: Answer, code_graph: CodeGraph | None, bounded: str, budget: int,
-                 per_excerpt: int) -> str:
-    """The flow lead where the question asks how something runs ("" where not, or none is found); the
+                 per_excerpt: int) -> flow.Flow | None:
+    """The flow where the question asks how something runs (None where not, or none is found); the
     definitions on its chain become the first excerpts, read whole, in call order."""
     if code_graph is None or not flow.asks_for_flow(bounded):
-        return ""
+        return None
     result = answer.retrieval
-    path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded)
+    path = flow.best_flow(code_graph, [f.hit for f in result.hits], bounded, services.repo.root)
     if path is None:
-        return ""
+        return None
     if len(path.chain) > 1:
         chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
         result.hits = chain + [f for f in result.hits if all(f is not c for c in chain)]
         answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(chain))
-    return path.render()
+    return path
 
 
-def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, started: float) -> Iterator[str]:
-    """The answer's text as it comes: the lead, then the model's words as the checks let them through;
-    at its end, the answer's citations, abstention and names are settled."""
+def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, started: float,
+            llm: LLM | None) -> Iterator[str]:
+    """The answer's text as it comes: the lead, then the model's words as the checks let them through
+    (no model: the lead alone); at its end, the answer's citations, abstention and names are settled."""
     cfg = services.settings.ask
-    llm = services.llm
-    llm.reuse_prefix(llm.chat_prompt(plan.messages[:1]).removesuffix(ASSISTANT))
+    if llm is not None:
+        llm.reuse_prefix(llm.chat_prompt(plan.messages[:1]).removesuffix(ASSISTANT))
     began = time.perf_counter()
     pieces: list[str] = []
     shown_text: list[str] = []
@@ -235,7 +258,8 @@ def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, start
     citing = grounding.CitingStream(answer.excerpts, on_attach) if answer.system != "baseline" else None
     relations = RelationCheck(plan.graph, services.repo.root).why_wrong \
         if plan.graph is not None and cfg.check_relations else None
-    checker = checking.LineChecker(answer.excerpts, bounded, relations) if answer.system == "checked" else None
+    checker = checking.LineChecker(answer.excerpts, bounded, relations, plan.excerpt_outlines) \
+        if answer.system == "checked" else None
 
     def show(text: str) -> Iterator[str]:
         """Every token gives the caller a turn, text or not: a server learns at the next token
@@ -249,7 +273,7 @@ def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, start
         # What codeasst knows for certain reaches the user before the model reads its prompt.
         yield from show(plan.lead)
         params = GenerationParams(max_tokens=cfg.max_tokens, stop=("<|im_end|>",), repeat_penalty=1.1)
-        for token in llm.generate(llm.chat_prompt(plan.messages), params):
+        for token in llm.generate(llm.chat_prompt(plan.messages), params) if llm is not None else ():
             if not pieces:
                 answer.timings["model_first_token_s"] = round(time.perf_counter() - started, 3)
             pieces.append(token.text)
@@ -265,7 +289,7 @@ def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, start
             yield from show(checker.feed(out) + checker.close() if checker else out)
         answer.timings["answer_s"] = round(time.perf_counter() - began, 3)
         model_text = "".join(pieces)
-        _settle_citations(services, answer, plan, model_text, citing, checker, attached, "".join(shown_text))
+        _settle_citations(services, answer, plan, model_text, citing, checker, attached)
         if citing and answer.abstained:
             answer.note = ("\n\nThe excerpts may not answer this fully; look next at: "
                            f"{grounding.where_to_look(answer.excerpts)}")
@@ -283,7 +307,7 @@ def _stream(services: Services, answer: Answer, plan: _Plan, bounded: str, start
 
 
 def _settle_citations(services: Services, answer: Answer, plan: _Plan, model_text: str, citing, checker,
-                      attached: list[Citation], shown: str) -> None:
+                      attached: list[Citation]) -> None:
     """The answer's citations once the model is done, and whether it abstained (no verified citation,
     or the model says the excerpts fall short)."""
     root, hits = services.repo.root, answer.retrieval.hits
@@ -296,11 +320,11 @@ def _settle_citations(services: Services, answer: Answer, plan: _Plan, model_tex
         answer.citations += new_places(attached, answer.citations)
         if checker:
             # Only the citations of what is shown: a sentence left out takes its citation with it.
-            kept = shown[len(plan.lead):]
             listed = [Citation(d.path, d.line, d.end_line, True, "codeasst's definition listing", attached=True)
                       for d in plan.definitions]
-            answer.citations = new_places(
-                listed + [c for c in answer.citations if f"{c.path}:{c.start_line}" in kept], [])
+            held = [Citation(path, line, line, True, "the line this sentence was checked against")
+                    for path, line in checker.places]
+            answer.citations = new_places(listed + held, [])
             answer.left_out = checker.dropped
     else:
         answer.citations = check_citations(root, model_text, hits)

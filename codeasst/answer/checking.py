@@ -16,11 +16,12 @@ explanation with every sentence held to the excerpt it cites.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codeasst.answer import grounding
+from codeasst.answer.lines import LIST_MARK, PLACE, Lines, hold
 
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 # A definition's first line, in the languages the chunker parses.
@@ -31,9 +32,6 @@ DOCSTRING = re.compile(r'^\s*[rRuUbB]?("""|\'\'\')\s*(.*)')
 COMMENT = re.compile(r"^\s*(?://+|#+|/\*+|\*+)\s?(.*?)\s*(?:\*/)?$")
 # Not before a quote: a quoted question ends in "?" too.
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])")
-PLACE = re.compile(r"\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)")
-NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w/])")
-QUOTED = re.compile(r"\"([^\"\n]{3,80})\"|'([^'\n]{3,80})'")
 # The citations that end a line, and the stop after them.
 TRAILING_PLACE = re.compile(rf"((?:\s*(?:{PLACE.pattern}))+)\s*([.!?]?)\s*$")
 # An indented line that reads as code, not as a wrapped bullet.
@@ -43,10 +41,11 @@ CODE_LINE = re.compile(r"^(?: {4,}|\t)(?![-*+] |\d+[.)] )(?:(?:def|class|return|
 RAISES = re.compile(r"\braise\s+([A-Z]\w*(?:\.\w+)*)|\b(panic)\(|\b(Errorf)\(|\berrors\.(New)\(")
 STRING = re.compile(r"""[fbrRu]?"((?:[^"\\\n]|\\.){4,})"|[fbrRu]?'((?:[^'\\\n]|\\.){4,})'""")
 MAX_ERRORS = 3
-LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 MAX_LEAD = 2
 # A model whose last sentences all claimed what the excerpts do not show has lost the thread.
 MAX_FAILED_IN_A_ROW = 3
+# The model explains in at most this many sentences; the lead and outline carry the rest.
+MAX_SENTENCES = 3
 
 
 @dataclass(frozen=True)
@@ -229,36 +228,16 @@ def render_lead(definitions: list[Definition], outlines: dict | None = None) -> 
     return "In the code:\n" + "\n".join(parts) + "\n\n"
 
 
+def _cite(text: str, place: str) -> str:
+    """`text` with its citations replaced by the line that backs it, before its closing stop."""
+    bare = re.sub(r"[ \t]{2,}", " ", PLACE.sub("", text)).rstrip()
+    stop = re.search(r"\s*([.!?:;,]?)$", bare)
+    return f"{bare[:stop.start()].rstrip()} [{place}]{stop.group(1)}"
+
+
 def _normal(line: str) -> str:
     text = PLACE.sub("", LIST_MARK.sub("", line))
     return re.sub(r"\d+", "#", " ".join(text.lower().split())).strip(" .")
-
-
-CAMEL = re.compile(r"[a-z][A-Z]")
-
-
-def code_names(text: str) -> set[str]:
-    """The names a sentence uses as code: backticked, dotted or called, and bare words written as
-    code is (`snake_case`, `camelCase`); not a word in capitals, which prose uses too (VAT, JSON)."""
-    bare = {w for w in grounding.WORD.findall(grounding.BACKTICKED.sub(" ", text))
-            if "_" in w.strip("_") or CAMEL.search(w)}
-    return set(grounding.named_identifiers(text)) | bare
-
-
-def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
-    """The code names, numbers and quoted strings of a sentence found in none of `sources` nor
-    the question: what the sentence claims that its excerpts do not show."""
-    text = PLACE.sub(" ", LIST_MARK.sub("", sentence))
-    known_text = "\n".join(sources) + "\n" + question
-    known = grounding.words(known_text)
-    missing = [name for name in code_names(text) if not all(part in known for part in name.split(".") if part)]
-    numbers = set(re.findall(r"\d+(?:\.\d+)?", known_text))
-    missing += [n.lstrip("-") for n in NUMBER.findall(text) if n.lstrip("-") not in numbers]
-    for match in QUOTED.finditer(text):
-        quoted = (match.group(1) or match.group(2)).strip()
-        if " " in quoted and quoted not in known_text:
-            missing.append(f'"{quoted}"')
-    return list(dict.fromkeys(missing))
 
 
 class LineChecker:
@@ -267,8 +246,11 @@ class LineChecker:
     dangling opener and code left out."""
 
     def __init__(self, excerpts: list[grounding.Excerpt], question: str,
-                 relations: Callable[[str, list[str]], str | None] | None = None) -> None:
+                 relations: Callable[[str, list[str]], str | None] | None = None,
+                 outlines: Mapping[int, Sequence[tuple[int, str]]] | None = None) -> None:
         self.excerpts = excerpts
+        self.lines = Lines(excerpts, outlines)  # what each sentence is held to (answer/lines.py)
+        self.places: list[tuple[str, int]] = []  # the line each shown sentence cites
         self.question = question
         self.relations = relations  # why a relation the sentence states is not in the code (answer/relations.py)
         self.pending = ""
@@ -293,7 +275,7 @@ class LineChecker:
 
     def _feed(self) -> str:
         out = []
-        while self.pending:
+        while self.pending and not self.done:
             newline = self.pending.find("\n")
             ended = None if self.in_code or self.pending.lstrip().startswith("`" * 3) else \
                 SENTENCE_END.search(self.pending)
@@ -308,46 +290,44 @@ class LineChecker:
         return "".join(out)
 
     def close(self) -> str:
-        out = self._line_end(self.pending, last=True) if self.pending else ""
+        out = self._line_end(self.pending, last=True) if self.pending and not self.done else ""
         self.pending = ""
         if self.held:
             self.dropped.append((self.held.strip(), "an opening line with nothing after it"))
             self.held = ""
         return out.rstrip("\n") + ("\n" if out.strip() else "")
 
-    def _sources(self, sentence: str) -> list[str]:
-        cited = [e.text + "\n" + e.name for e in self.excerpts if e.place in sentence]
-        return cited or [e.text + "\n" + e.name for e in self.excerpts]
-
-    def _check(self, sentence: str, places: str = "") -> bool:
-        """Whether a sentence may be shown; a sentence that may not is recorded with why."""
+    def _check(self, sentence: str, places: str = "") -> str | None:
+        """The place a sentence may be shown with (the line that backs it), or None, recorded with why."""
         if not grounding.WORD.search(PLACE.sub("", sentence)):
-            return False
+            return None
         key = _normal(sentence)
         if key in self.seen:
             self.dropped.append((sentence.strip(), "repeats an earlier sentence"))
-            return False
-        missing = unbacked(sentence, self._sources(sentence + " " + places), self.question)
-        wrong = None
-        if missing:
-            wrong = "not in the excerpts it cites: " + ", ".join(missing[:3])
-        elif self.relations is not None:
-            cited = sorted({e.path for e in self.excerpts if e.place in sentence + " " + places})
-            wrong = self.relations(sentence, cited)
+            return None
+        held = hold(sentence + " " + places, self.lines, self.question)
+        wrong = held.why
+        if not wrong and self.relations is not None:
+            wrong = self.relations(sentence, [held.place.rsplit(":", 1)[0]])
         if wrong:
             self.dropped.append((sentence.strip(), wrong))
             self.failed += 1
             self.done = self.done or self.failed >= MAX_FAILED_IN_A_ROW
-            return False
+            return None
         self.seen.add(key)
         self.shown += 1
         self.failed = 0
-        return True
+        path, line = held.place.rsplit(":", 1)
+        self.places.append((path, int(line)))
+        self.done = self.done or self.shown >= MAX_SENTENCES
+        return held.place
 
     def _sentence(self, sentence: str) -> str:
         """A sentence that ended with more of its line to come."""
-        if not self._check(sentence):
+        place = self._check(sentence)
+        if place is None:
             return ""
+        sentence = _cite(sentence, place)
         shown = " " + sentence.strip(" ") if self.line_kept else self._release() + sentence
         self.line_kept += shown
         return shown
@@ -374,18 +354,16 @@ class LineChecker:
         trailing = TRAILING_PLACE.search(line)
         places = trailing.group(1).strip() if trailing else ""
         body = line[: trailing.start()] if trailing else line
-        if body.strip() and self._check(body, places):
-            text = (" " + body.strip(" ") if kept_before else body) + (" " + places if places else "") + \
-                (trailing.group(2) if trailing else "")
+        place = self._check(body, places) if body.strip() else None
+        if place is not None:
+            body = _cite(body + (trailing.group(2) if trailing else ""), place)
+            text = " " + body.strip(" ") if kept_before else body
             if not kept_before and PLACE.sub("", text).rstrip().endswith(":") and not last:
                 released = self._release()
                 self.held = text + end
                 return released
             return self._release() + text + end
-        if kept_before:  # the line's earlier sentences were shown: its citation goes with them
-            cited = places and not TRAILING_PLACE.search(kept_before)
-            return (" " + places if cited else "") + end
-        return ""
+        return end if kept_before else ""
 
     def _release(self) -> str:
         held, self.held = self.held, ""

@@ -1,10 +1,13 @@
 """The flow lead of `ask`: for a "how does / what happens when / where is X used" question, the
 path through the code, from the code graph (codeasst.index.graphdb), built without the model.
 
-The entry is the definition retrieval's best hit shows (or, in a whole file, the one whose name
-and docstring share most words with the question). From there the resolved calls are followed,
-breadth first, a few levels deep, and the chain ends at the definition that shares most words
-with the question: the one that does the work. Each step is shown with `path:line` and the
+The entry is the definition retrieval's best hit shows (or, in a whole file, the one whose name,
+docstring and outline share most words with the question). From there the resolved calls are
+followed, breadth first, a few levels deep, and the chain ends at the definition whose own lines
+cover the question best: the one that does the work. A definition's words are its name's (twice),
+its docstring's and its outline's (the lines that carry its logic, index/outline.py). A utility,
+named from many places (string quoting, formatting), counts a tenth as a step, as Aider's repo map
+weighs names defined or used everywhere. Each step is shown with `path:line` and the
 first sentence of its docstring; a question about uses lists the entry's callers instead. The
 chain's definitions are also what the model reads first, whole and in call order.
 """
@@ -18,6 +21,7 @@ from pathlib import Path
 from codeasst.answer import grounding
 from codeasst.index.chunkdb import Hit
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow
+from codeasst.index.outline import outline
 from codeasst.index.roles import role_of
 from codeasst.retrieve.fuse import Fused
 from codeasst.retrieve.query import identifiers_in
@@ -34,6 +38,12 @@ MAX_VISITED = 80
 MAX_CHAIN = 5
 MAX_CALLERS = 5
 CODE_ROLES = frozenset({"implementation"})
+# A definition whose name this many edges use is a utility: as a step it weighs UTILITY_WEIGHT.
+UTILITY_FAN_IN = 8
+UTILITY_WEIGHT = 0.1
+# The chain's end must cover the question at least this well (a word of its name, or two of its
+# docstring's and outline's): one shared word anywhere in a body is chance.
+MIN_STEP = 2
 
 
 @dataclass
@@ -43,7 +53,9 @@ class Flow:
     callers: list[EdgeRow] = field(default_factory=list)
     uses: bool = False  # the question asks where the entry is used
 
-    def render(self) -> str:
+    def render(self, outlines: dict | None = None) -> str:
+        """The chain, each step under its outline where `outlines` has one by (path, line) (the entry's
+        is the lead's, above)."""
         if len(self.chain) < 2 and not self.callers:
             return ""
         out = ["How it flows (from the code graph):"]
@@ -51,6 +63,10 @@ class Flow:
             doc = f": {d.doc}" if d.doc else ""
             how = "" if i == 0 else f"calls (at line {self.lines[i]}) " if self.lines[i] else "its method "
             out.append(f"{i + 1}. {how}`{_short(d.qname)}` at {d.path}:{d.line}{doc}")
+            found = (outlines or {}).get((d.path, d.line)) if i else None
+            if found is not None and len(found.lines) > 1:
+                rendered = found.render()
+                out += ["  " + line for line in (rendered[1:] if found.lines[0].number == d.line else rendered)]
         if self.callers:
             seen = []
             for e in self.callers:
@@ -75,17 +91,56 @@ def _words(text: str) -> set[str]:
     return grounding._content_words(text)
 
 
-def _relevance(d: DefRow, wanted: set[str]) -> int:
-    """Words shared with the question: those of the name count twice (it says what it does)."""
+def _relevance(d: DefRow, wanted: set[str], body: set[str] = frozenset()) -> int:
+    """Words shared with the question: those of the name count twice (it says what it does), then
+    its docstring's and its outline's (`body`), each word once."""
     named = _words(d.name) & wanted
-    return 2 * len(named) + len((_words(d.doc) & wanted) - named)
+    doc = (_words(d.doc) & wanted) - named
+    return 2 * len(named) + len(doc) + len((body & wanted) - named - doc)
 
 
-def candidates(code_graph: CodeGraph, hits: list, question: str, limit: int = 3, most: int = 6) -> list[DefRow]:
+class Weigher:
+    """How well each definition's own lines cover the question (its name, docstring and outline),
+    a utility weighed down; files are read once (None `root`: names and docstrings only)."""
+
+    def __init__(self, code_graph: CodeGraph, question: str, root: Path | None = None) -> None:
+        self.graph = code_graph
+        self.root = root
+        self.wanted = _words(question)
+        self.texts: dict[str, str | None] = {}
+        self.bodies: dict[int, set[str]] = {}
+
+    def body(self, d: DefRow) -> set[str]:
+        """The words of `d`'s outline, its first line left out (the name counts already)."""
+        if self.root is None or d.kind == "module":
+            return set()
+        if d.id not in self.bodies:
+            if d.path not in self.texts:
+                try:
+                    self.texts[d.path] = (self.root / d.path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    self.texts[d.path] = None
+            text = self.texts[d.path]
+            found = outline(d.path, text, d.line, d.end_line) if text is not None else None
+            self.bodies[d.id] = _words(" ".join(line.text for line in found.lines[1:])) if found else set()
+        return self.bodies[d.id]
+
+    def relevance(self, d: DefRow, wanted: set[str] | None = None) -> int:
+        return _relevance(d, self.wanted if wanted is None else wanted, self.body(d))
+
+    def as_step(self, walked: list[DefRow], wanted: set[str]) -> list[float]:
+        """Each walked definition's relevance as the chain's end: a utility's a tenth."""
+        used = self.graph.referenced({d.name for d in walked})
+        return [self.relevance(d, wanted) * (UTILITY_WEIGHT if used.get(d.name, 0) >= UTILITY_FAN_IN else 1.0)
+                for d in walked]
+
+
+def candidates(code_graph: CodeGraph, hits: list, question: str, limit: int = 3, most: int = 6,
+               weigher: Weigher | None = None) -> list[DefRow]:
     """Where the flow may start, best first: the definitions the best code hits show (a
-    definition hit's own; in a file or a module's top level, those whose name shares a word with
-    the question, most words first)."""
-    wanted = _words(question)
+    definition hit's own; in a file or a module's top level, those whose name, or docstring and
+    outline, share words with the question, most words first)."""
+    weigher = weigher or Weigher(code_graph, question)
     found: list[DefRow] = []
     for hit in hits[:limit]:
         if getattr(hit, "role", "implementation") not in CODE_ROLES:
@@ -98,9 +153,12 @@ def candidates(code_graph: CodeGraph, hits: list, question: str, limit: int = 3,
         else:
             inside = in_file if hit.start_line == 1 else [d for d in in_file if hit.start_line <= d.line <= hit.end_line]
             used = code_graph.referenced({d.name for d in inside})
-            # A guess from words alone: only a definition whose name shares a word with the question.
-            mine = sorted((d for d in inside if _words(d.name) & wanted),
-                          key=lambda d: (-_relevance(d, wanted), d.kind == "class", -used.get(d.name, 0), d.line))
+            # A guess from words alone: a definition whose name shares a word with the question, or
+            # whose docstring and outline share two.
+            scored = [(weigher.relevance(d), d) for d in inside if d.kind in ("function", "method", "class")]
+            mine = [d for score, d in sorted(scored, key=lambda p: (-p[0], p[1].kind == "class",
+                                                                     -used.get(p[1].name, 0), p[1].line))
+                    if score >= 2]
         found += [d for d in mine if all(d.id != f.id for f in found)]
     return found[:most]
 
@@ -132,15 +190,16 @@ def _walk(code_graph: CodeGraph, entry: DefRow) -> tuple[list[DefRow], dict, dic
     return order, parent, depth
 
 
-def _chain(entry: DefRow, question: str, walked) -> tuple[list[DefRow], list[int], int]:
-    """The chain from `entry` to the reachable definition that shares most words with the
-    question (not counting the entry's own), and how many that is."""
+def _chain(entry: DefRow, question: str, walked, weigher: Weigher) -> tuple[list[DefRow], list[int], float]:
+    """The chain from `entry` to the reachable definition whose own lines cover the question best
+    (not counting the entry's words), and how well."""
     order, parent, depth = walked
     wanted = _words(question) - _words(entry.name)
-    scored = [(_relevance(d, wanted), -depth[d.id], -i) for i, d in enumerate(order)]
+    steps = weigher.as_step(order, wanted)
+    scored = [(steps[i], -depth[d.id], -i) for i, d in enumerate(order)]
     best_i = max(range(1, len(order)), key=lambda i: scored[i], default=None)
     chain, lines = [entry], [0]
-    if best_i is None or scored[best_i][0] <= 0:
+    if best_i is None or scored[best_i][0] < MIN_STEP:
         return chain, lines, 0
     path: list[tuple[DefRow, int]] = []
     node = order[best_i]
@@ -154,10 +213,10 @@ def _chain(entry: DefRow, question: str, walked) -> tuple[list[DefRow], list[int
     return chain, lines, scored[best_i][0]
 
 
-def flow(code_graph: CodeGraph, entry: DefRow, question: str) -> Flow:
+def flow(code_graph: CodeGraph, entry: DefRow, question: str, root: Path | None = None) -> Flow:
     """The chain of calls from `entry` to the definition that does the work, and its callers
     when the question asks where it is used."""
-    chain, lines, _ = _chain(entry, question, _walk(code_graph, entry))
+    chain, lines, _ = _chain(entry, question, _walk(code_graph, entry), Weigher(code_graph, question, root))
     return _with_callers(code_graph, Flow(chain, lines), question)
 
 
@@ -181,22 +240,22 @@ def named(code_graph: CodeGraph, hits: list, question: str, most: int = 3) -> li
     return found[:most]
 
 
-def best_flow(code_graph: CodeGraph, hits: list, question: str) -> Flow | None:
+def best_flow(code_graph: CodeGraph, hits: list, question: str, root: Path | None = None) -> Flow | None:
     """The flow through the code that answers a question best: from each candidate entry, the
     chain to the definition that does the work, scored by the words the entry and the chain's
     end share with the question; a definition the question names is the entry if any is, and
     the best retrieval hit's wins a tie. A question about uses starts at the definition it names
-    and lists its callers."""
-    starts = named(code_graph, hits, question) or candidates(code_graph, hits, question)
+    and lists its callers. Outlines are read under `root` (None: names and docstrings only)."""
+    weigher = Weigher(code_graph, question, root)
+    starts = named(code_graph, hits, question) or candidates(code_graph, hits, question, weigher=weigher)
     if not starts:
         return None
     if USES.search(question):
         return _with_callers(code_graph, Flow([starts[0]], [0]), question)
-    wanted = _words(question)
-    best: tuple[int, Flow] | None = None
+    best: tuple[float, Flow] | None = None
     for entry in starts:
-        chain, lines, reached = _chain(entry, question, _walk(code_graph, entry))
-        score = _relevance(entry, wanted) + reached
+        chain, lines, reached = _chain(entry, question, _walk(code_graph, entry), weigher)
+        score = weigher.relevance(entry) + reached
         if best is None or score > best[0]:
             best = (score, Flow(chain, lines))
     return best[1]

@@ -23,6 +23,9 @@ from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # "[2]", "[1, 3]", "[Excerpt 2]", "[1][3]" is two matches.
 REFERENCE = re.compile(r"\[(?:excerpts?\s*)?(\d{1,2}(?:\s*(?:,|and)\s*\d{1,2})*)\]", re.IGNORECASE)
+# "[2:107]": excerpt 2's line 107 (the checked answer cites lines); "[2:107-109]" too.
+LINE_REFERENCE = re.compile(r"\[(?:excerpt\s*)?(\d{1,2})\s*:\s*(?:lines?\s*)?(\d{1,6})(?:\s*-\s*(\d{1,6}))?\]",
+                            re.IGNORECASE)
 # A citation the model wrote as a path (see answer.ask.CITATION); here only to tell that a line has one.
 WRITTEN_PLACE = re.compile(r"[\w.-]+\.[A-Za-z0-9]+:\d+|(?:[\w.-]+/)+[\w.-]+:\d+")
 BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
@@ -125,9 +128,14 @@ def select_excerpts(hits: list[Fused], question: str, budget_chars: int, per_exc
             for n, (rank, hit, start, end, text) in enumerate(ordered, start=1)]
 
 
-def render_numbered(excerpts: list[Excerpt], piped: str) -> str:
+def render_numbered(excerpts: list[Excerpt], piped: str, line_numbers: bool = False) -> str:
+    """The excerpts as the model reads them, each headed "[n] path:start-end name"; with
+    `line_numbers`, each line after its number in the file ("107| ..."), which it cites as [n:107]."""
     parts = [f"Input from stdin:\n```\n{piped}\n```\n"] if piped else []
-    parts += [f"[{e.number}] {e.place} {e.name}\n{e.text}\n" for e in excerpts]
+    for e in excerpts:
+        text = "\n".join(f"{number}| {line}" for number, line in enumerate(e.text.splitlines(), e.start_line)) \
+            if line_numbers else e.text
+        parts.append(f"[{e.number}] {e.place} {e.name}\n{text}\n")
     return "\n".join(parts)
 
 
@@ -354,6 +362,11 @@ class CitingStream:
                 self.pending = self.pending[1:]
                 out.append(self._end_line())
                 continue
+            line_match = LINE_REFERENCE.match(self.pending)
+            if line_match:
+                out.append(self._resolve_line(line_match))
+                self.pending = self.pending[line_match.end():]
+                continue
             match = REFERENCE.match(self.pending)
             if match and not self.line.strip():
                 header = self._header_copy(match)
@@ -404,6 +417,19 @@ class CitingStream:
         if places:
             self.cited_numbers += [n for n in numbers if n in self.by_number]
             self.unit_cited = True
+        self.line += text
+        return text
+
+    def _resolve_line(self, match: re.Match) -> str:
+        """"[2:107]" -> "[path:107]": the line of excerpt 2's file (checked against the excerpt later)."""
+        number = int(match.group(1))
+        if number not in self.by_number:
+            self.line += match.group(0)
+            return match.group(0)
+        last = f"-{match.group(3)}" if match.group(3) and match.group(3) != match.group(2) else ""
+        text = f"[{self.by_number[number].path}:{match.group(2)}{last}]"
+        self.cited_numbers.append(number)
+        self.unit_cited = True
         self.line += text
         return text
 

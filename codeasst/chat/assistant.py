@@ -128,7 +128,8 @@ class ChatAssistant:
         return Status(self.services.model_spec.name, data["files"], data["chunks"], data["indexed"], stale)
 
     def _count(self, text: str) -> int:
-        n = self.services.llm.count_tokens(text) if self.assistant.where == "here" else None
+        llm = self.services.ask_llm
+        n = llm.count_tokens(text) if llm is not None and self.assistant.where == "here" else None
         return n if n is not None else len(text) // 4 + 1
 
     def _earlier(self, history: Sequence[Turn]) -> list[tuple[str, str]]:

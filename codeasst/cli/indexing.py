@@ -125,8 +125,8 @@ def search(
 
 
 def refs(
-    name: Annotated[str, typer.Argument(help="A function, class or method: bare (`run`), a dotted tail "
-                                        "(`Indexer.run`) or qualified.")],
+    name: Annotated[str, typer.Argument(help="A function, class, method, attribute or constant: bare (`run`), "
+                                        "a dotted tail (`Indexer.run`) or qualified.")],
     limit: Annotated[int, typer.Option("--limit", min=1, max=10000, help="How many callers to list.")] = 50,
     unresolved: Annotated[bool, typer.Option("--unresolved", help="Also name the calls the graph cannot "
                                              "resolve.")] = False,
@@ -135,7 +135,7 @@ def refs(
     repo: RepoOption = Path("."),
     as_json: JsonOption = False,
 ) -> None:
-    """Show where NAME is defined, who calls it and what it calls, from the code graph."""
+    """Show where NAME is defined, who calls (or reads) it and what it calls, from the code graph."""
     from codeasst.console import refs_lines
 
     places = assistant_for(make_services(repo)).refs(name, limit=limit, outline=outline)

@@ -44,8 +44,8 @@ def _token(word: str) -> str:
 
 def claims(text: str, question: str) -> str:
     """The answer without its citations and without the runs of words it echoes from the question."""
-    from codeasst.answer.checking import PLACE
     from codeasst.answer.citations import CITATION
+    from codeasst.answer.lines import PLACE
 
     words = CITATION.sub(" ", PLACE.sub(" ", text.replace("`", ""))).split()
     asked = [_token(w) for w in question.replace("`", "").split()]

@@ -106,7 +106,7 @@ class ChunkTable:
         n = (self.db.execute("SELECT MAX(n) FROM chunks").fetchone()[0] or 0)
         for id_, chunk, state in chunks:
             n += 1
-            counts = Counter(words.tokens(chunk.text))
+            counts = Counter(words.tokens(f"{chunk.text}\n{chunk.extra_words}" if chunk.extra_words else chunk.text))
             state = EMBEDDED if id_ in embedded and state == PENDING else state
             rows.append((n, id_, chunk.path, chunk.start_line, chunk.end_line, chunk.kind, chunk.name,
                          chunk.language, chunk.text, sum(counts.values()), state))

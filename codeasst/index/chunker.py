@@ -24,11 +24,13 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from codeasst.index import attributes
 from codeasst.index.structured import Lines, data_spans, markdown_spans, pack, sql_spans, windows
 from codeasst.index.structured import node_rows as _rows
 
-# Bump whenever a change here or in structured.py changes the chunks produced.
-ALGORITHM_VERSION = "1"
+# Bump whenever a change here or in structured.py changes the chunks produced. 2: a collapsed class's
+# attributes as extra_words.
+ALGORITHM_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ class Chunk:
     kind: str
     name: str
     text: str
+    # More words for the lexical index only, neither embedded nor shown (so no vector changes): a collapsed
+    # class's attributes set where its text shows no more (`timeout: Default timeout, in seconds, ...`).
+    extra_words: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,7 +159,7 @@ class _Def:
     qualified: bool  # name carries its owner (Go receiver, C++ A::f): a method
 
 
-_Piece = tuple[int, int, str, str, str | None]  # start, end, kind, name, text override
+_Piece = tuple[int, int, str, str, str | None, str]  # start, end, kind, name, text override, extra words
 
 
 class _CodeChunker:
@@ -263,8 +268,8 @@ class _CodeChunker:
 
     # --- emitting ---
 
-    def _add(self, start: int, end: int, kind: str, name: str, text: str | None = None) -> None:
-        self.out.append((start, end, kind, name, text))
+    def _add(self, start: int, end: int, kind: str, name: str, text: str | None = None, words: str = "") -> None:
+        self.out.append((start, end, kind, name, text, words))
 
     def _emit(self, d: _Def, scope: list[str], in_class: bool) -> None:
         lang, inner = self.lang, d.inner
@@ -282,7 +287,7 @@ class _CodeChunker:
         inner_scope = [*scope, d.name]
         if container:
             text, shown_until = self._collapse(d, members)
-            self._add(d.start, d.end, kind, name, text)
+            self._add(d.start, d.end, kind, name, text, self._attribute_words(inner, shown_until))
             # Class-level code that did not fit in the collapsed form must not be lost.
             self._gaps(shown_until + 1, d.end, members, breaks, kind, name)
         elif members:
@@ -292,6 +297,13 @@ class _CodeChunker:
                 self._add(s, e, kind, name)
         for m in members:
             self._emit(m, inner_scope, in_class=container and inner.type in lang.class_types)
+
+    def _attribute_words(self, class_node: Any, shown_until: int) -> str:
+        """The attributes a collapsed class's text no longer shows, with their docs (index/attributes.py):
+        a search for what an attribute is for finds its class, with no chunk of its own to embed."""
+        if self.lang.grammar not in attributes.GRAMMARS:
+            return ""
+        return attributes.class_words(self.lang.grammar, self.src, class_node, shown_until)
 
     def _gaps(self, start: int, end: int, defs: list[_Def], breaks: list[int], kind: str, name: str) -> None:
         """Chunk the rows of ``start..end`` that no definition covers."""
@@ -380,7 +392,7 @@ def _structure(path: str, text: str, lang: _Lang, lines: Lines, max_chars: int, 
 def _pieces(path: str, text: str, lang: _Lang | None, lines: Lines, max_chars: int, overlap: int) -> list[_Piece]:
     module, last = module_name(path), len(lines) - 1
     if lines.size(0, last) <= max_chars:
-        return [(0, last, "file", module, None)]
+        return [(0, last, "file", module, None, "")]
     spans = None
     # Minified or generated files keep all structure on a few lines: chunks would only repeat those lines.
     long_chars = sum(len(r) for r in lines.rows if len(r) > max_chars)
@@ -391,7 +403,7 @@ def _pieces(path: str, text: str, lang: _Lang | None, lines: Lines, max_chars: i
             spans = None
     if not spans:
         spans = [(s, e, "window", module) for s, e in windows(lines, 0, last, max_chars, overlap)]
-    return [(*s, None) if len(s) == 4 else s for s in spans]
+    return [(*s, None, "") if len(s) == 4 else s for s in spans]
 
 
 def fell_back(path: str, chunks: list[Chunk]) -> bool:
@@ -413,9 +425,9 @@ def chunk_file(path: str, text: str, max_chars: int = 1500, overlap_lines: int =
     chunks: list[Chunk] = []
     cut_rows: set[int] = set()  # a row longer than max_chars is emitted once, whoever covers it
     language = name or "text"
-    for start, end, kind, cname, override in pieces:
+    for start, end, kind, cname, override, words in pieces:
         if override is not None:
-            chunks.append(Chunk(path, language, start + 1, end + 1, kind, cname, override[:max_chars]))
+            chunks.append(Chunk(path, language, start + 1, end + 1, kind, cname, override[:max_chars], words))
             continue
         fits = lines.size(start, end) <= max_chars
         for s, e in [(start, end)] if fits else windows(lines, start, end, max_chars, 0):

@@ -9,6 +9,11 @@ guessing. Qualified names are those the chunker gives chunks (module path, then 
 definitions). Following a re-export or an inherited method across files happens when the graph
 is read (codeasst.index.graphdb), so a change to one file never makes another file's edges stale.
 
+Attributes (`self.timeout = 30`, class attributes, dataclass fields, TypeScript fields, Go struct
+fields) and module constants are definitions too (codeasst.index.attributes), after the file's
+functions and classes; a `read` edge goes from each definition that reads one (`self.timeout` in a
+method, a constant by its name in the module or imported by name) to it, once per reading definition.
+
 Forms of `target`: a dotted name; `^C.m` for `super().m` inside class C (a base's m, not C's);
 `@DIR/NAME` for Go, whose package is a directory (`@*PATH/NAME`: any directory ending in an
 import path).
@@ -24,10 +29,10 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from codeasst.index import chunker
+from codeasst.index import attributes, chunker
 
-# Bump whenever what is extracted changes: the graph is rebuilt.
-GRAPH_VERSION = "5"
+# Bump whenever what is extracted changes: the graph is rebuilt. 6: attributes, constants, reads.
+GRAPH_VERSION = "6"
 
 
 def graph_version() -> str:
@@ -44,7 +49,7 @@ def graph_version() -> str:
 class Def:
     qname: str
     name: str
-    kind: str  # module, class, function, method
+    kind: str  # module, class, function, method; attribute, constant (attributes.VALUE_KINDS)
     line: int
     end_line: int
     doc: str = ""  # the first sentence of its docstring or leading comment
@@ -55,7 +60,7 @@ class Def:
 @dataclass(frozen=True)
 class Edge:
     src: int  # index of the enclosing definition in FileGraph.defs (0 is the module)
-    kind: str  # call, inherit, import, raise, return, ref (a definition passed or stored as a value)
+    kind: str  # call, inherit, import, raise, return, ref (a definition passed or stored as a value), read
     name: str
     target: str | None
     line: int
@@ -125,9 +130,12 @@ _QUERIES = {
     """,
 }
 _QUERIES["tsx"] = _QUERIES["typescript"]
+# JavaScript has no types, and names its `extends` class_heritage: a TypeScript node type in a query is an
+# error, which left JavaScript with no graph at all before version 6.
+_TS_ONLY = ("interface_declaration", "implements_clause", "extends_type_clause", "abstract_class", "extends_clause",
+            "required_parameter", "optional_parameter")
 _QUERIES["javascript"] = "\n".join(line for line in _QUERIES["typescript"].splitlines()
-                                   if "interface_declaration" not in line and "implements_clause" not in line
-                                   and "extends_type_clause" not in line and "abstract_class" not in line)
+                                   if not any(t in line for t in _TS_ONLY)) + "\n(class_heritage (_) @inherit)\n"
 
 
 @cache
@@ -153,7 +161,7 @@ def extract(path: str, text: str) -> FileGraph | None:
     src = text.encode("utf-8", "surrogatepass")
     tree = chunker._parse(grammar, src)
     matches = QueryCursor(_query(grammar)).matches(tree.root_node)
-    return _Extractor(path, grammar, src, len(text.splitlines()) or 1).run(matches)
+    return _Extractor(path, grammar, src, len(text.splitlines()) or 1).run(matches, tree.root_node)
 
 
 def _text(src: bytes, node: Any) -> str:
@@ -185,7 +193,7 @@ class _Extractor:
 
     # --- definitions ---
 
-    def run(self, matches: list[tuple[int, dict[str, list[Any]]]]) -> FileGraph:
+    def run(self, matches: list[tuple[int, dict[str, list[Any]]]], root: Any) -> FileGraph:
         found, rest = [], []
         for _, captures in matches:
             for kind in ("function", "class"):
@@ -206,6 +214,7 @@ class _Extractor:
             for kind, nodes in captures.items():
                 if kind not in ("import", "var", "type"):
                     self._edge(kind, nodes[0])
+        self._values(root)
         return self.graph
 
     def _overload(self, node: Any) -> bool:
@@ -457,7 +466,8 @@ class _Extractor:
         if self._scopes is None:
             self._scopes = {}
             for d in defs[1:]:
-                self._scopes.setdefault((d.parent, d.name), d.qname)
+                if d.kind not in attributes.VALUE_KINDS:  # a constant passed on is a `read`, not a `ref`
+                    self._scopes.setdefault((d.parent, d.name), d.qname)
         scope = src
         while True:
             if scope == 0 or defs[scope].kind in ("function", "method"):
@@ -481,7 +491,113 @@ class _Extractor:
                 return f"{imported}/{name}"
         return None
 
+    # --- attributes, constants and their reads ---
 
+    def _values(self, root: Any) -> None:
+        """Attributes and constants as definitions, after the others (so those keep their places), then
+        the `read` edges into them."""
+        defs = self.graph.defs
+        code = len(defs)
+        members = {(d.parent, d.name) for d in defs[1:]}
+        self._seen_reads: set[tuple[int, str]] = set()
+        writes = self._receiver_reads(root, members)
+        for index in range(1, code):
+            if defs[index].kind == "class":
+                for site, others in attributes.class_attributes(self.grammar, self.src, self.nodes[index],
+                                                                writes.get(index, [])):
+                    if (index, site.name) not in members:
+                        self._value(site, others, "attribute", index)
+        for site in attributes.module_constants(self.grammar, self.src, root):
+            if (0, site.name) not in members:
+                self._value(site, [], "constant", 0)
+        self._constant_reads(root, code)
+
+    def _value(self, site: attributes.Site, others: list[attributes.Site], kind: str, parent: int) -> None:
+        doc = next((d for s in (site, *others) if (d := attributes.doc(self.grammar, self.src, s))), "")
+        self.graph.defs.append(Def(f"{self.graph.defs[parent].qname}.{site.name}", site.name, kind, site.line,
+                                   site.end_line, first_sentence(doc) if doc else "",
+                                   attributes.signature(self.grammar, self.src, site), parent))
+
+    def _read(self, src: int, name: str, target: str, node: Any) -> None:
+        """One `read` edge per reading definition and target: the first line it reads it on."""
+        if (src, target) not in self._seen_reads:
+            self._seen_reads.add((src, target))
+            self.graph.edges.append(Edge(src, "read", name, target, node.start_point[0] + 1))
+
+    def _receiver_reads(self, root: Any, members: set[tuple[int, str]]) -> dict[int, list[attributes.Site]]:
+        """`self.x` (`this.x`, a Go receiver's `c.x`) read in a class's methods: an attribute of the class,
+        or of a base (the graph follows the bases when read); a method of the class itself is no attribute.
+        Returns the `self.x = ...` found on the way, by class (one scan for both)."""
+        defs = self.graph.defs
+        writes: dict[int, list[attributes.Site]] = {}
+        if self.grammar == "go":
+            for index, (var, type_name) in self.receivers.items():
+                node = self.nodes[index]
+                if not var or var == "_":
+                    continue
+                pattern = re.compile(rb"\b" + re.escape(var.encode()) + rb"\.([A-Za-z_]\w*)")
+                for m in pattern.finditer(self.src, node.start_byte, node.end_byte):
+                    ident = root.descendant_for_byte_range(m.start(), m.start(1) - 1)
+                    expr = ident.parent if ident is not None and ident.type == "identifier" else None
+                    if expr is not None and expr.type == "selector_expression" and attributes.is_read(expr):
+                        name = m.group(1).decode("utf-8", "replace")
+                        self._read(self._enclosing(m.start()), name, f"@{self.dir}/{type_name}.{name}", expr)
+            return writes
+        for m in attributes.receivers(self.grammar, self.src):
+            expr = attributes.receiver_attribute(self.grammar, root, m)
+            if expr is None:
+                continue
+            src = self._enclosing(m.start())
+            cls = self._class_of(src)
+            if not cls or src == cls:
+                continue  # no method's: a function's `self`, or the class body's
+            name = m.group(1).decode("utf-8", "replace")
+            statement = attributes.written_by(self.grammar, expr)
+            if statement is not None:
+                method = src
+                while defs[method].parent != cls:
+                    method = defs[method].parent
+                writes.setdefault(cls, []).append(
+                    attributes.Site(name, statement, attributes.method_rank(defs[method].name)))
+            elif (cls, name) not in members and attributes.is_read(expr):
+                self._read(src, name, f"{defs[cls].qname}.{name}", expr)
+        return writes
+
+    def _constant_reads(self, root: Any, code: int) -> None:
+        """The module's constants read by name, those it imports by name (`from .config import TIMEOUT`),
+        and those read through an imported module or a class (`config.TIMEOUT`, `Session.TIMEOUT`)."""
+        defs = self.graph.defs
+        local = {d.name: (f"@{self.dir}/{d.name}" if self.grammar == "go" else d.qname)
+                 for d in defs[code:] if d.kind == "constant"}
+        imported = {} if self.grammar == "go" else {
+            n: t for n, t in self.graph.bindings.items() if attributes.is_constant(n)}
+        for name, target in {**imported, **local}.items():
+            for at in attributes.occurrences(self.src, name.encode()):
+                node = root.descendant_for_byte_range(at, at + len(name))
+                if node is not None and node.type == "identifier" and attributes.is_read(node):
+                    self._read(self._enclosing(at), name, target, node)
+        if self.grammar == "go":
+            return
+        heads = set(self.graph.bindings) | {d.name for d in defs[1:code] if d.parent == 0 and d.kind == "class"}
+        for m in _DOTTED_CONSTANT.finditer(self.src) if heads else ():
+            if not attributes.is_constant(m.group(1).decode("utf-8", "replace")):
+                continue
+            ident = root.descendant_for_byte_range(m.start(1), m.end(1))
+            expr = ident.parent if ident is not None else None
+            if expr is None or expr.type not in ("attribute", "member_expression"):
+                continue
+            head = expr.child_by_field_name("object")
+            if head is None or head.type != "identifier" or _text(self.src, head) not in heads \
+                    or not attributes.is_read(expr):
+                continue
+            src = self._enclosing(m.start())
+            name, target = self._target(expr, src)
+            if target:
+                self._read(src, name, target, expr)
+
+
+# `.NAME` as a constant is spelled (attributes.is_constant says which are): after `module.` or `Class.`.
+_DOTTED_CONSTANT = re.compile(rb"\.(_*[A-Z][A-Z0-9_]+)(?![\w$])")
 _BUILTINS = frozenset(dir(builtins))
 
 

@@ -8,8 +8,12 @@ them to definitions: through re-exports (`from .core import Basic` in a package'
 target that leads to no definition (a builtin, another package, a file removed since) is
 reported as unresolved, never as an edge into nothing.
 
+Attributes and constants (codeasst.index.attributes) are definitions too, but a reader gets them only
+where it asks for them (`values=True`): the flow lead, the relation check and a class's methods mean
+functions and classes, and a call never resolves to an attribute. `read` edges lead to them.
+
 A graph file that is missing, damaged or from another version is rebuilt from the files
-(sympy: about 10 s) with a note; answers never depend on it being there.
+(sympy: about 12 s) with a note; answers never depend on it being there.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codeasst.index import graph as extraction
+from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.files import decode_source
 
 SCHEMA = """
@@ -72,6 +77,12 @@ class EdgeRow:
 
 
 _DEF_COLUMNS = "id, path, qname, name, kind, line, end_line, doc, signature"
+_CODE = "kind NOT IN ({})".format(", ".join(f"'{k}'" for k in VALUE_KINDS))  # functions, classes, modules
+
+
+def _only(where: str, values: bool) -> str:
+    """`where`, narrowed to code definitions unless `values` (attributes and constants too) are asked for."""
+    return where if values else f"{_CODE} AND {where}"
 
 
 class _Outdated(sqlite3.DatabaseError):
@@ -210,51 +221,60 @@ class CodeGraph:
         found = self._defs("id = ?", (def_id,))
         return found[0] if found else None
 
-    def find(self, name: str) -> list[DefRow]:
+    def find(self, name: str, values: bool = False) -> list[DefRow]:
         """Definitions a user's NAME means: a qualified name, a dotted tail of one (`Indexer.run`),
-        or a bare name; modules only when nothing else has that name."""
+        or a bare name; modules only when nothing else has that name. Attributes and constants
+        only with `values`."""
         name = name.strip().strip("`").removesuffix("()")
         if not name:
             return []
-        exact = self._defs("qname = ?", (name,))
+        exact = self._defs(_only("qname = ?", values), (name,))
         if exact:
             return exact
         last = name.rsplit(".", 1)[-1]
-        found = [d for d in self._defs("name = ?", (last,)) if d.qname == name or d.qname.endswith("." + name)]
+        found = [d for d in self._defs(_only("name = ?", values), (last,))
+                 if d.qname == name or d.qname.endswith("." + name)]
         named = [d for d in found if d.kind != "module"]
         return sorted(named or found, key=_plainest)
 
-    def starting(self, prefix: str, limit: int = 100) -> list[DefRow]:
+    def starting(self, prefix: str, limit: int = 100, values: bool = False) -> list[DefRow]:
         """Definitions (modules aside) whose bare name starts with `prefix`, as an editor's symbol search
-        asks while the user types: the name itself first, then by length and name."""
+        asks while the user types: the name itself first, then by length and name. With `values`,
+        attributes and constants fill what room the functions and classes leave."""
         prefix = prefix.strip()
         if not prefix:
             return []
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        found = self._defs("name LIKE ? ESCAPE '\\' AND kind != 'module' ORDER BY length(name), name, path, line "
-                           "LIMIT ?", (escaped + "%", limit))
+        order = "ORDER BY length(name), name, path, line LIMIT ?"
+        found = self._defs(f"name LIKE ? ESCAPE '\\' AND kind != 'module' AND {_CODE} {order}", (escaped + "%", limit))
+        if values and len(found) < limit:
+            found += self._defs(f"name LIKE ? ESCAPE '\\' AND NOT ({_CODE}) {order}",
+                                (escaped + "%", limit - len(found)))
         return sorted(found, key=lambda d: d.name != prefix)
 
-    def in_file(self, path: str, line: int | None = None) -> list[DefRow]:
-        """The definitions of a file; with `line`, those that hold it, innermost first."""
+    def in_file(self, path: str, line: int | None = None, values: bool = False) -> list[DefRow]:
+        """The definitions of a file; with `line`, those that hold it, innermost first. Attributes and
+        constants only with `values`."""
         if line is None:
-            return self._defs("path = ? ORDER BY line", (path,))
-        return self._defs("path = ? AND line <= ? AND end_line >= ? ORDER BY line DESC", (path, line, line))
+            return self._defs(_only("path = ? ORDER BY line", values), (path,))
+        return self._defs(_only("path = ? AND line <= ? AND end_line >= ? ORDER BY line DESC", values),
+                          (path, line, line))
 
-    def members(self, cls: DefRow) -> list[DefRow]:
-        """The methods a class defines itself, in source order."""
-        return self._defs("path = ? AND parent = ? ORDER BY line", (cls.path, cls.id))
+    def members(self, cls: DefRow, values: bool = False) -> list[DefRow]:
+        """The methods a class defines itself, in source order; with `values`, its attributes too."""
+        return self._defs(_only("path = ? AND parent = ? ORDER BY line", values), (cls.path, cls.id))
 
-    def resolve(self, target: str | None, _hops: int = 0) -> list[DefRow]:
-        """The definitions an edge's target names; [] when it leads to none in the repository."""
+    def resolve(self, target: str | None, _hops: int = 0, values: bool = False) -> list[DefRow]:
+        """The definitions an edge's target names; [] when it leads to none in the repository. An
+        attribute or constant only with `values` (what a `read` edge leads to)."""
         if not target or _hops > MAX_HOPS:
             return []
         if target.startswith("^"):  # super().m inside class C: m as a base of C defines it
             cls, _, member = target[1:].rpartition(".")
-            return [d for base in self.bases(cls, _hops) for d in self.member(base.qname, member, _hops + 1)]
+            return [d for base in self.bases(cls, _hops) for d in self.member(base.qname, member, _hops + 1, values)]
         if target.startswith("@"):
-            return self._go(target)
-        exact = self._defs("qname = ? AND kind != 'module'", (target,))
+            return self._go(target, values)
+        exact = self._defs(_only("qname = ? AND kind != 'module'", values), (target,))
         if exact:
             return exact
         parts = target.split(".")
@@ -263,17 +283,17 @@ class CodeGraph:
             bound = self._db.execute("SELECT target FROM bindings WHERE module = ? AND name = ?",
                                      (head, rest[0])).fetchone()
             if bound and bound[0] != target:
-                return self.resolve(".".join([bound[0], *rest[1:]]), _hops + 1)
+                return self.resolve(".".join([bound[0], *rest[1:]]), _hops + 1, values)
             if len(rest) == 1 and self._defs("qname = ? AND kind = 'class'", (head,)):
-                return self.member(head, rest[0], _hops + 1)
+                return self.member(head, rest[0], _hops + 1, values)
         return self._defs("qname = ? AND kind = 'module'", (target,))
 
-    def member(self, cls: str, name: str, _hops: int = 0) -> list[DefRow]:
-        """`name` as class `cls` has it: its own, else the nearest base's."""
+    def member(self, cls: str, name: str, _hops: int = 0, values: bool = False) -> list[DefRow]:
+        """`name` as class `cls` has it: its own, else the nearest base's (an attribute only with `values`)."""
         seen: set[str] = set()
         frontier = [cls]
         while frontier and _hops <= MAX_HOPS:
-            found = [d for c in frontier for d in self._defs("qname = ?", (f"{c}.{name}",))]
+            found = [d for c in frontier for d in self._defs(_only("qname = ?", values), (f"{c}.{name}",))]
             if found:
                 return found
             seen.update(frontier)
@@ -287,11 +307,11 @@ class CodeGraph:
             "WHERE d.qname = ? AND d.kind = 'class' AND e.kind = 'inherit'", (cls,)).fetchall()
         return [b for (target,) in rows for b in self.resolve(target, _hops + 1) if b.kind == "class"]
 
-    def _go(self, target: str) -> list[DefRow]:
+    def _go(self, target: str, values: bool = False) -> list[DefRow]:
         where, _, name = target[1:].rpartition("/")
         like_name = name.rsplit(".", 1)[-1]
         found = []
-        for d in self._defs("name = ?", (like_name,)):
+        for d in self._defs(_only("name = ?", values), (like_name,)):
             directory = d.path.rpartition("/")[0]
             # An import path is the module's path then the directory: its end names the directory.
             in_dir = (directory == where or (where.startswith("*") and directory
@@ -305,16 +325,17 @@ class CodeGraph:
                                 tuple(args)).fetchall()
 
     def out_edges(self, d: DefRow, kinds: tuple[str, ...] = ("call",)) -> list[tuple[EdgeRow, list[DefRow]]]:
-        """What `d` calls (or raises, returns, inherits), in source order, each with the
+        """What `d` calls (or raises, returns, inherits, reads), in source order, each with the
         definitions it resolves to ([]: unresolved)."""
         marks = ",".join("?" * len(kinds))
         rows = self._edges(f"src = ? AND kind IN ({marks}) ORDER BY line", (d.id, *kinds))
-        cache: dict[str | None, list[DefRow]] = {}
+        cache: dict[tuple[str | None, bool], list[DefRow]] = {}
         out = []
         for _, kind, name, target, path, line in rows:
-            if target not in cache:
-                cache[target] = self.resolve(target)
-            out.append((EdgeRow(d, kind, name, target, path, line), cache[target]))
+            key = (target, kind == "read")
+            if key not in cache:
+                cache[key] = self.resolve(target, values=key[1])
+            out.append((EdgeRow(d, kind, name, target, path, line), cache[key]))
         return out
 
     def in_edges(self, d: DefRow, kinds: tuple[str, ...] = ("call",), limit: int = 200
@@ -325,7 +346,7 @@ class CodeGraph:
         names = [d.name, *self._aliases(d)]
         rows = [row for name in names
                 for row in self._edges(f"name = ? AND kind IN ({marks}) ORDER BY path, line", (name, *kinds))]
-        cache: dict[str | None, bool] = {}
+        cache: dict[tuple[str, bool], bool] = {}
         found: list[EdgeRow] = []
         unresolved = 0
         sources: dict[int, DefRow | None] = {}
@@ -333,9 +354,10 @@ class CodeGraph:
             if target is None:
                 unresolved += 1
                 continue
-            if target not in cache:
-                cache[target] = any(r.id == d.id for r in self.resolve(target))
-            if not cache[target] or len(found) >= limit:
+            key = (target, kind == "read")
+            if key not in cache:
+                cache[key] = any(r.id == d.id for r in self.resolve(target, values=key[1]))
+            if not cache[key] or len(found) >= limit:
                 continue
             if src not in sources:
                 sources[src] = self.definition(src)
@@ -347,18 +369,20 @@ class CodeGraph:
         """Other names `d` is imported under (`from .util import helper as assist`)."""
         rows = self._db.execute("SELECT DISTINCT name, target FROM bindings WHERE target LIKE ? AND name != ?",
                                 (f"%.{d.name}", d.name)).fetchall()
-        return sorted({name for name, target in rows if any(r.id == d.id for r in self.resolve(target))})
+        values = d.kind in VALUE_KINDS
+        return sorted({name for name, target in rows if any(r.id == d.id for r in self.resolve(target, values=values))})
 
     def referenced(self, names: Iterable[str]) -> dict[str, int]:
-        """How many edges (calls, inheritance, imports) name each of `names`: how much the rest of
-        the code leans on a definition of that name."""
+        """How many edges (calls, inheritance, imports; not reads of attributes and constants) name each
+        of `names`: how much the rest of the code leans on a definition of that name."""
         names = list(set(names))
         out: dict[str, int] = {}
         for start in range(0, len(names), 500):
             part = names[start:start + 500]
             marks = ",".join("?" * len(part))
             out.update(self._db.execute(
-                f"SELECT name, COUNT(*) FROM edges WHERE name IN ({marks}) GROUP BY name", part).fetchall())
+                f"SELECT name, COUNT(*) FROM edges WHERE name IN ({marks}) AND kind != 'read' GROUP BY name",
+                part).fetchall())
         return out
 
 

@@ -18,7 +18,7 @@ from codeasst.lsp.state import CodeasstServer, command_args, lsp_error
 log = logging.getLogger("codeasst.lsp")
 
 _KINDS = {"function": lsp.SymbolKind.Function, "method": lsp.SymbolKind.Method, "class": lsp.SymbolKind.Class,
-          "module": lsp.SymbolKind.Module}
+          "module": lsp.SymbolKind.Module, "attribute": lsp.SymbolKind.Field, "constant": lsp.SymbolKind.Constant}
 
 
 def register(server: CodeasstServer) -> None:

@@ -78,8 +78,8 @@ class SearchIn(_In):
 
 
 class DefinitionIn(_In):
-    name: str = Field(min_length=1, max_length=300, description="A function, class or method: bare (`parse`), "
-                      "a dotted tail (`Parser.parse`) or qualified (`pkg.mod.Parser.parse`).")
+    name: str = Field(min_length=1, max_length=300, description="A function, class, method, attribute or "
+                      "constant: bare (`parse`), a dotted tail (`Parser.parse`) or qualified (`pkg.mod.Parser.parse`).")
     offset: int = Field(0, ge=0, le=1_000_000, description="Skip this many lines of the first definition's "
                         "source (to read on where a result was cut).")
 
@@ -554,7 +554,8 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
          "its signature, docstring and path:start-end; every definition the name has is listed.",
          DefinitionIn, DefinitionOut, _definition),
     Tool("references", "Who calls a definition and what it calls, from the code graph (path:line each); calls "
-         "the graph cannot resolve are counted, never guessed.", ReferencesIn, ReferencesOut, _references),
+         "the graph cannot resolve are counted, never guessed. For an attribute or constant: who reads it.",
+         ReferencesIn, ReferencesOut, _references),
     Tool("ask", "A short answer about this code from codeasst's local model, with citations checked against "
          "the code and the sentences the checks refused. Slow on a CPU (tens of seconds); prefer search and "
          "definition when you can read code yourself.", AskIn, AskOut, _ask, slow=True),

@@ -164,7 +164,7 @@ def create_app(services: Services, token: str | None = None, events: EventStore 
     # Both models' queues are known from the start, for /v1/health.
     assistant.turns.queue_for(services.complete_llm, "complete" if services.complete_llm is not services.llm
                               else "ask")
-    assistant.turns.queue_for(services.llm, "ask")
+    assistant.turns.queue_for(services.ask_llm or services.llm, "ask")
     state = ServerState(assistant)
     app = FastAPI(title="codeasst", version="1", description=__doc__.split("\n\n")[0])
     app.state.codeasst = state

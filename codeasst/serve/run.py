@@ -63,6 +63,8 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
     services.serving = True
     services.llm.load()
     services.complete_llm.load()
+    if services.ask_llm is not None:
+        services.ask_llm.load()
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
     app = create_app(services, token, port=bound, bound=host)
@@ -80,6 +82,8 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
               else f"{services.llm.name}, completions in a context of their own"
               if services.complete_llm.name == services.llm.name
               else f"{services.llm.name}, completing with {services.complete_llm.name}")
+    if services.ask_llm is not services.llm:
+        models += f", answering with {services.ask_llm.name if services.ask_llm else 'no model (ask.model none)'}"
     note(f"serving {services.repo.root} on {url} (model {models}; OpenAPI at {url}/docs)")
     if token is None:
         note("no token: any program of any user on this machine may read the code through the server")

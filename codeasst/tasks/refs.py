@@ -1,4 +1,5 @@
-"""`codeasst refs NAME`: a definition's place, its callers and its callees, from the code graph.
+"""`codeasst refs NAME`: a definition's place, its callers and its callees, from the code graph; for an
+attribute or a constant, the definitions that read it.
 
 The index is brought up to date first (words and graph; vectors are not needed). A NAME may be
 qualified (`pkg.mod.Class.meth`), a dotted tail (`Class.meth`) or bare (`meth`); every
@@ -17,12 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
+from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.files import decode_source
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow, read_graph
 from codeasst.index.outline import MAX_LINES, Outline, outline
 from codeasst.services import Services
 
 CALL_KINDS = ("call", "ref")
+READ_KINDS = ("read",)  # into an attribute or a constant
 
 
 @dataclass
@@ -72,14 +75,14 @@ def references(services: Services, name: str, *, limit: int = 50, update_index: 
 def _named(services: Services, name: str, update_index: bool) -> Iterator[tuple[CodeGraph, list[DefRow]]]:
     """The code graph, open, and every definition NAME names in it; one line for a NAME that names none."""
     if not name.strip():
-        raise UsageError("give a NAME: a function, class or method, bare or qualified")
+        raise UsageError("give a NAME: a function, class, method, attribute or constant, bare or qualified")
     if update_index:
         _update_words(services)
     code_graph = read_graph(services.indexer().index_dir)
     if code_graph is None:
         raise CodeasstError(f"no code graph for {services.repo.root} yet", hint="run `codeasst index`")
     with closing(code_graph):
-        found = code_graph.find(name)
+        found = code_graph.find(name, values=True)
         if not found:
             raise CodeasstError(f"no definition named {name!r} in the code graph",
                                 hint="try a shorter or a qualified name; `codeasst search` finds code by words")
@@ -188,6 +191,8 @@ def _update_words(services: Services) -> None:
 
 
 def place(code_graph: CodeGraph, d: DefRow, limit: int = 50) -> Place:
+    if d.kind in VALUE_KINDS:  # its "callers" are the definitions that read it
+        return Place(d, code_graph.in_edges(d, READ_KINDS, limit=limit)[0])
     callers, unresolved = code_graph.in_edges(d, CALL_KINDS, limit=limit)
     callees = code_graph.out_edges(d, ("call",)) if d.kind != "class" else []
     bases = code_graph.bases(d.qname) if d.kind == "class" else []
@@ -210,6 +215,10 @@ def place_lines(places: list[dict], show_unresolved: bool = False) -> list[str]:
             lines += p["outline"]["rendered"]
         if p["bases"]:
             lines.append("bases: " + ", ".join(f"{b['qname']} ({b['path']}:{b['line']})" for b in p["bases"]))
+        if p["kind"] in VALUE_KINDS:
+            lines.append(f"read by ({len(p['callers'])}):")
+            lines += [f"  {e['path']}:{e['line']}  {e['qname']}" for e in p["callers"]]
+            continue
         more = f"; {p['callers_unresolved']} more calls by this name on receivers of unknown type" \
             if p["callers_unresolved"] else ""
         lines.append(f"callers ({len(p['callers'])}{more}):")
@@ -248,8 +257,8 @@ def symbols(services: Services, query: str, *, limit: int = 50, update_index: bo
     with closing(code_graph) if code_graph is not None else contextlib.nullcontext():
         found: list[DefRow] = []
         if code_graph is not None and _SYMBOL.fullmatch(query):
-            found = code_graph.find(query) if "." in query else []
-            found += [d for d in code_graph.starting(query, limit) if d not in found]
+            found = code_graph.find(query, values=True) if "." in query else []
+            found += [d for d in code_graph.starting(query, limit, values=True) if d not in found]
         if found:
             return [_symbol(d, "graph") for d in found[:limit]]
         return _searched(services, code_graph, query, limit)
@@ -267,8 +276,11 @@ def _searched(services: Services, code_graph: CodeGraph | None, query: str, limi
     out: list[dict] = []
     for fused in result.hits:
         hit = fused.hit
-        inside = [d for d in (code_graph.in_file(hit.path) if code_graph is not None else [])
-                  if d.kind != "module" and hit.start_line <= d.line <= hit.end_line]
+        # An attribute or constant only where it shares a word with the query: a class's dozens would crowd out
+        # its methods.
+        inside = [d for d in (code_graph.in_file(hit.path, values=True) if code_graph is not None else [])
+                  if d.kind != "module" and hit.start_line <= d.line <= hit.end_line
+                  and (d.kind not in VALUE_KINDS or shared(d))]
         out += [_symbol(d, "search") for d in sorted(inside, key=lambda d: -shared(d))] or [
             {"name": hit.name.rsplit(".", 1)[-1] or hit.path, "qname": hit.name, "kind": hit.kind, "path": hit.path,
              "line": hit.start_line, "end_line": hit.end_line, "source": "search"}]

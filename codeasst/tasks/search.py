@@ -41,12 +41,11 @@ def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = Tru
 
 def find(services: Services, question: str, k: int | None = None, *, use_llm: bool = True,
          context: str | None = None, full_analysis: bool = True, update_index: bool = True,
-         progress: Progress | None = None, load_model: bool = False,
+         progress: Progress | None = None, preload: LLM | None = None,
          model_turn: Callable[[], AbstractContextManager] | None = None, scope: Scope | None = None) -> Retrieval:
     """Retrieval for search and ask: the index brought up to date (one Indexer, one read of its file
     list), then the pipeline. The result carries the index's folder and files for the caller.
-    `load_model`: load the model meanwhile even where retrieval does not ask it anything (an answer
-    will). `model_turn()`: the model's turn, held while retrieval may use the model (a server's queue).
+    `preload`: a model to load meanwhile, which retrieval does not ask anything (an answer's). `model_turn()`: the model's turn, held while retrieval may use the model (a server's queue).
     `scope`: only the files it admits are searched (retrieve/scope.py)."""
     question = evidence.clean(question)
     if not question.strip():
@@ -59,7 +58,8 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
         # The model loads while the index is checked and the store opens; each takes about a second.
         # It is built here, in this thread: the first run ever unpacks it, with a progress bar of its own.
         llm = services.llm if use_llm else None
-        loading: Future | None = pool.submit(services.llm.load) if use_llm or load_model else None
+        model = services.llm if use_llm else preload
+        loading: Future | None = pool.submit(model.load) if model is not None else None
         started = time.perf_counter()
         indexer = services.indexer(progress)
         summary = None

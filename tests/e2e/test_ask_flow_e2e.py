@@ -5,6 +5,8 @@ a shown sentence states is one the code has."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from codeasst.answer.relations import RelationCheck, stated
@@ -51,3 +53,32 @@ def test_a_where_used_question_lists_the_callers(make_repo):
     root = make_repo(TREE)
     answer = run_json("ask", "Where is place_order used?", "-C", str(root))
     assert "Called by: `checkout` (shop/api.py:5)" in answer["answer"], answer["answer"]
+
+
+@pytest.mark.slow
+def test_the_chain_passes_utilities_by_and_each_model_sentence_is_held_to_a_line(make_repo):
+    from tests.unit.test_flow_relations import JOBS
+
+    root = make_repo(JOBS)
+    answer = run_json("ask", "How does run_job deal with too many retries?", "-C", str(root))
+    text = answer["answer"]
+    # the chain ends at the definition whose outline holds the answer, not at the utility the entry calls first
+    flow = text[text.index("How it flows (from the code graph):"):]
+    assert "2. calls (at line 7) `schedule` at app/jobs.py:10" in flow, text
+    assert "quote" not in flow
+    assert any(o["path"] == "app/jobs.py" and any("too many retries" in line["text"] for line in o["lines"])
+               for o in answer["outlines"]) or "too many retries" in text
+    # at most three sentences of the model's, each citing the one line that backs it; their code names
+    # are on that line, beside it, or on its definition's first line
+    model = flow.split("\n\n", 1)[1] if "\n\n" in flow else ""
+    cited = re.findall(r"([^\[\]\n]*?)\[([\w/.]+):(\d+)\]", model)
+    assert len(cited) <= 3, model
+    for sentence, path, line in cited:
+        lines = (root / path).read_text().splitlines()
+        n = int(line)
+        head = next((lines[i] for i in range(n - 1, -1, -1) if lines[i].lstrip().startswith("def ")), "")
+        near = "\n".join(lines[max(0, n - 3):n + 2] + [head])
+        for name in re.findall(r"`([A-Za-z_][\w.]*)`", sentence):
+            assert all(part in near for part in name.split(".")), (sentence, near)
+    held = [c for c in answer["citations"] if c["reason"] == "the line this sentence was checked against"]
+    assert len(held) == len({(p, int(n)) for _, p, n in cited}), (answer["citations"], model)

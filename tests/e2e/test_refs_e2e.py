@@ -62,3 +62,27 @@ def test_refs_outline_shows_the_lines_that_carry_the_logic_with_their_targets(ma
     (root / "pkg/util.py").write_text("# moved\n\n\n" + PY["pkg/util.py"])
     (step,) = run_json("refs", "Engine.step", "--outline", "-C", str(root))
     assert ["pkg.util.helper at pkg/util.py:4"] in [line["targets"] for line in step["outline"]["lines"]]
+
+
+def test_refs_lists_an_attribute_with_its_doc_and_who_reads_it(make_repo):
+    from tests.unit.test_graph_attributes import SESSION
+
+    root = make_repo({"pkg/__init__.py": "", "pkg/session.py": SESSION,
+                      "pkg/config.py": "LIMIT = 5\nTIMEOUT_S = 2\n\n\ndef helper(**kw):\n    return kw\n"})
+    text = run_cli("refs", "timeout", "-C", str(root)).stdout
+    assert text.splitlines()[:4] == [
+        "pkg.session.Session.timeout  (attribute)  pkg/session.py:31",
+        "  self.timeout = 30",
+        "  Default timeout, in seconds, for every request this session sends.",
+        "read by (1):",
+    ]
+    assert "  pkg/session.py:48  pkg.session.Session.send" in text
+    assert "callees" not in text
+
+    (limit,) = run_json("refs", "LIMIT", "-C", str(root))
+    assert (limit["kind"], limit["path"], limit["line"]) == ("constant", "pkg/config.py", 1)
+    assert limit["callers"] == [{"qname": "pkg.session.Session.send", "path": "pkg/session.py", "line": 48,
+                                 "kind": "read"}]
+    (send,) = run_json("refs", "Session.send", "-C", str(root))  # a method reads as before: no attribute in it
+    assert all(c["kind"] != "read" for c in send["callers"])
+    assert all(r["kind"] not in ("attribute", "constant") for c in send["callees"] for r in c["resolved"])

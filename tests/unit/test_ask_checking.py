@@ -116,7 +116,8 @@ def test_a_sentence_naming_what_its_excerpt_does_not_show_is_left_out(excerpts):
             "It raises `TaxError` for a negative amount.\n"
             "The default rate is 0.2, and `invoice_total` is not in it [billing/tax.py:1-3].\n")
     shown = run(checker, text)
-    assert shown.splitlines()[0] == "`apply_vat` multiplies the amount by 1 plus `rate` [billing/tax.py:1-3]."
+    # held to the line that backs it, which becomes its citation
+    assert shown.splitlines()[0] == "`apply_vat` multiplies the amount by 1 plus `rate` [billing/tax.py:1]."
     assert "TaxError" not in shown and "0.25" not in shown
     # a name from another excerpt does not back a sentence that cites this one
     assert "invoice_total" not in shown
@@ -130,16 +131,20 @@ def test_repeats_and_an_opener_with_nothing_after_it_are_left_out(excerpts):
     shown = run(checker, "1. `apply_vat` adds VAT [billing/tax.py:1-3].\n2. `apply_vat` adds VAT [billing/tax.py:1-3].\n"
                          "\nThe steps are as follows:\n")
     assert shown.count("adds VAT") == 1 and "steps" not in shown
-    assert [why for _, why in checker.dropped] == ["repeats an earlier sentence", "an opening line with nothing after it"]
+    assert checker.dropped[0][1] == "repeats an earlier sentence"
+    assert len(checker.dropped) == 2  # the opener says nothing a line holds
+    held = checking.LineChecker(excerpts, "q")
+    assert run(held, "`apply_vat` adds VAT as follows:\n\n") == ""
+    assert held.dropped[-1][1] == "an opening line with nothing after it"
     kept = checking.LineChecker(excerpts, "q")
-    assert "It works as follows:" in run(kept, "It works as follows:\n- `apply_vat` adds VAT.\n")
+    assert "`apply_vat` adds VAT as follows [billing/tax.py:1]:" in run(kept, "`apply_vat` adds VAT as follows:\n- `apply_vat` adds VAT.\n")
 
 
 def test_code_the_model_writes_is_left_out_with_one_note_a_block(excerpts):
     checker = checking.LineChecker(excerpts, "how is VAT added?")
     shown = run(checker, "`apply_vat` adds VAT [billing/tax.py:1-3].\n```python\nx = apply_vat(1)\ny = 2\n```\n"
                          "    def apply_vat(amount):\n        return amount\n")
-    assert shown == "`apply_vat` adds VAT [billing/tax.py:1-3].\n"
+    assert shown == "`apply_vat` adds VAT [billing/tax.py:1].\n"
     assert [why for _, why in checker.dropped] == ["code: the excerpts are in Sources"]
     assert checker.done  # code after an explanation: the model is stopped
     lost = checking.LineChecker(excerpts, "q")
@@ -148,7 +153,7 @@ def test_code_the_model_writes_is_left_out_with_one_note_a_block(excerpts):
     run(lost, "It uses `Bank`.\n")
     assert lost.done
     fragment = checking.LineChecker(excerpts, "q")
-    assert run(fragment, "`apply_vat` adds VAT.\n    x = apply_vat(\n        self\n") == "`apply_vat` adds VAT.\n"
+    assert run(fragment, "`apply_vat` adds VAT.\n    x = apply_vat(\n        self\n") == "`apply_vat` adds VAT [billing/tax.py:1].\n"
     apart = checking.LineChecker(excerpts, "q")
     run(apart, "```\nx = 1\n```\n`apply_vat` adds VAT.\n    return amount\n")
     assert [why for _, why in apart.dropped] == ["code: the excerpts are in Sources"] * 2
@@ -169,3 +174,21 @@ def test_ask_checked_leads_with_the_definition_and_keeps_only_citations_of_what_
     assert all(place.split(":")[0] in answer.text for place in shown_places)
     assert not any(c.path == "billing/tax.py" for c in answer.citations)  # its sentence was left out
     assert any("Left out" in line for line in footer_lines(answer))
+
+
+def test_with_ask_model_none_the_answer_is_the_lead_and_outline_and_no_model_is_asked(tmp_path):
+    root = tmp_path / "shop"
+    write_tree(root, SHOP)
+    llm = ScriptedLLM([("It is computed somewhere [1].\n")])
+    services = build_services(root, {"ask": {"model": "none"}}, embedder=HashingEmbedder(), llm=llm)
+    answer, stream = ask(services, "how is the invoice total computed?", system="checked")
+    text = "".join(stream)
+    assert text.startswith("In the code:\n- `invoice_total` at billing/invoice.py:4-") and "somewhere" not in text
+    assert llm.history == [] and answer.prompt_tokens is None and answer.generated_tokens == 0
+    assert not answer.abstained and answer.citations  # the lead's definition: a full answer
+    assert "model_first_token_s" not in answer.timings
+    # the same services with a model (ask.model's default, 'llm') ask it
+    model = ScriptedLLM([("It is computed somewhere [1].\n")])
+    talking = build_services(root, embedder=HashingEmbedder(), llm=model)
+    "".join(ask(talking, "how is the invoice total computed?", system="checked")[1])
+    assert model.history

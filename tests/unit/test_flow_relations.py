@@ -144,3 +144,36 @@ def test_a_definition_the_question_names_is_the_entry(tmp_path):
                           "What does `checkout` do to apply the discount?")
     assert [d.qname for d in path.chain][:2] == ["shop.api.checkout", "shop.orders.place_order"]
     assert path.chain[-1].qname == "shop.pricing.apply_discount"
+
+
+JOBS = {
+    "app/jobs.py": (
+        "from app.util import quote\n\n\n"
+        "def run_job(job):\n"
+        '    """Run a job."""\n'
+        "    print(quote(job.name))\n"
+        "    return schedule(job)\n\n\n"
+        "def schedule(job):\n"
+        '    """Put it on the queue."""\n'
+        "    if job.retries > MAX_RETRIES:\n"
+        "        raise GiveUp('too many retries')\n"
+        "    return push(job)\n"
+    ),
+    "app/util.py": 'def quote(s):\n    """Quote names of too many retries."""\n    return repr(s)\n',
+    # a utility: called from everywhere
+    "app/views.py": "from app.util import quote\n\n\n" + "".join(
+        f"def view_{n}(x):\n    return quote(x)\n\n\n" for n in range(10)),
+}
+
+
+def test_the_chain_ends_where_the_outline_covers_the_question_and_a_utility_weighs_less(tmp_path, monkeypatch):
+    g = build(tmp_path, JOBS)
+    question = "How does running a job deal with too many retries?"
+    start = [hit("app/jobs.py", 4, 7, "function", "app.jobs.run_job")]
+    path = flow.best_flow(g, start, question, tmp_path)
+    assert [d.qname for d in path.chain] == ["app.jobs.run_job", "app.jobs.schedule"]
+    # without the outline's words, nothing the entry calls covers the question
+    assert [d.qname for d in flow.best_flow(g, start, question).chain] == ["app.jobs.run_job"]
+    # a utility is not weighed down: its docstring's words win the tie
+    monkeypatch.setattr(flow, "UTILITY_FAN_IN", 1000)
+    assert [d.qname for d in flow.best_flow(g, start, question, tmp_path).chain][-1] == "app.util.quote"

@@ -211,3 +211,27 @@ def test_every_prompt_file_loads_and_renders_with_its_variables():
         values = {v: f"<{v}>" for v in loaded.variables()}
         for part in loaded.parts:
             assert "$" not in loaded.render(part, **values).replace("$$", "")
+
+
+def test_the_answering_model_is_a_setting_apart_from_fix(monkeypatch, tmp_path):
+    from codeasst import models
+    from codeasst.services import build_services
+
+    settings = load_settings(None).settings
+    assert settings.ask.model == "llm" and models.resolve_ask(settings) == resolve(settings)  # fix's model
+    monkeypatch.setenv("CODEASST_ASK__MODEL", "none")
+    quiet = load_settings(None).settings
+    assert models.resolve_ask(quiet) is None  # the lead and outline alone
+    assert models.resolve_ask(quiet, "bundled").name == "bundled"  # --model sets it
+    assert resolve(quiet).name == resolve(settings).name  # fix keeps its model
+    assert build_services(tmp_path).ask_llm is None
+    monkeypatch.setenv("CODEASST_ASK__MODEL", "bundled")
+    built = []
+    monkeypatch.setattr("codeasst.services.build_llm", lambda spec, *_: built.append(spec) or object())
+    services = build_services(tmp_path)
+    if services.model_spec == services.ask_spec:  # llm.model picks the 0.5B here too: one model, loaded once
+        assert services.ask_llm is services.llm and len(built) == 1
+    (tmp_path / "other.gguf").write_bytes(b"GGUF")
+    monkeypatch.setenv("CODEASST_ASK__MODEL", str(tmp_path / "other.gguf"))
+    apart = build_services(tmp_path)
+    assert apart.ask_llm is not apart.llm and apart.ask_spec.name != apart.model_spec.name

@@ -1,0 +1,94 @@
+"""How the flow's weights move the lead's fact recall (issue 43), without the model: every variant
+answers the keyed rows of a split with `ask.model = none`, so an answer is its lead and outline, and
+the facts are scored on it as `codeasst eval ask` scores them (the same `ask`, the same scorer).
+
+    CODEASST_MIRRORS=/work/.mirror python bench/flow_weights.py --split tune
+
+Variants: as built; a utility not weighed down; the outline's words not counted; the chain's end
+allowed to share a single word; no flow at all (ask.flow = false). Rows without a key are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = [ROOT / "tests/data/ask/facts.jsonl", ROOT / "tests/data/ask/sweqa.jsonl"]
+
+
+def variants():
+    from codeasst.answer import flow
+
+    def as_built():
+        pass
+
+    def no_utility():
+        flow.UTILITY_FAN_IN = 10 ** 9
+
+    def no_outline_words():
+        flow.Weigher.body = lambda self, d: set()
+
+    def one_word_ends():
+        flow.MIN_STEP = 1
+
+    return {"as built": as_built, "utility not weighed down": no_utility,
+            "outline words not counted": no_outline_words, "a one-word end": one_word_ends}
+
+
+def keyed(split: str, folder: Path) -> list[Path]:
+    """The keyed rows of `split` from each data file, in a file of the same name under `folder`."""
+    from codeasst.evals.facts import has_key
+    from codeasst.evals.rows import load_rows
+
+    out = []
+    for path in DATA:
+        rows = [r for r in load_rows(path) if has_key(r) and r.get("split", "test") == split]
+        target = folder / path.name
+        target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        out.append(target)
+    return out
+
+
+def run(name: str, split: str, files: list[Path]) -> dict:
+    """One variant, in a process of its own (a variant patches module constants)."""
+    from codeasst.evals import ask as eval_ask
+
+    if name == "no flow":
+        os.environ["CODEASST_ASK__FLOW"] = "false"
+    else:
+        variants()[name]()
+    report = eval_ask.evaluate(files, split=split, systems=["checked"])
+    block = report["systems"]["checked"]
+    return {"variant": name, "keyed": block["keyed"], "fact_recall": block["fact_recall"],
+            "correct": block["correct"], "wrong_per_answer": block["wrong_per_answer"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", default="tune", choices=("tune", "test"))
+    parser.add_argument("--variant", help="run one variant here (used by the driver)")
+    parser.add_argument("--files", nargs="*", type=Path)
+    args = parser.parse_args()
+    os.environ["CODEASST_ASK__MODEL"] = "none"
+    if args.variant:
+        print(json.dumps(run(args.variant, args.split, args.files)))
+        return 0
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        files = keyed(args.split, Path(tmp))  # no self@COMMIT rows: they resolve from any folder
+        for name in [*variants(), "no flow"]:
+            done = subprocess.run([sys.executable, __file__, "--split", args.split, "--variant", name,
+                                   "--files", *map(str, files)], capture_output=True, text=True, check=False)
+            print(done.stdout.strip() or f'{{"variant": "{name}", "error": {json.dumps(done.stderr[-400:])}}}',
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
