@@ -196,7 +196,8 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
     better than a definition beside them. A hit that is a later piece of a long definition stands
     for the whole definition, whose start is read under `root`."""
     found: list[Definition] = []
-    for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD]:
+    passed = False
+    for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD + 1]:
         hit = hits[excerpt.rank]
         definition = None
         if hit.role in roles:
@@ -204,6 +205,11 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
             if definition is None and root is not None and hit.kind in DEFINITION_KINDS:
                 head = with_head(excerpt, root)
                 definition = definition_of(head, hit.kind, question) if head else None
+            if definition is None and not found and not passed:
+                passed = True  # code of the right role that defines nothing (a table of values): the next hit may lead
+                continue
+        if len(found) == MAX_LEAD:
+            break
         # A second one from the same file (a class and its method), or a second module's own summary.
         if definition is None or found and definition.path != found[0].path and (
                 definition.signature or found[0].signature):

@@ -24,14 +24,19 @@ from dataclasses import dataclass
 from codeasst.answer import grounding
 
 NEAR = 2  # lines each side of the cited line that count as its window
-MIN_SHARED = 0.5  # of a sentence's content words, the share its window must hold
-ECHO_WORDS = 4  # a sentence with this many of the question's words in a row restates it
+# A small model's line numbers are near, not exact: a cited line that does not back its sentence
+# gives way to the nearest line within this many that does, which becomes the citation shown.
+SLACK = 6
+MIN_SHARED = 0.6  # of a sentence's content words, the share its window must hold
+ECHO_WORDS = 4  # runs of this many of the question's words in a row are the sentence echoing it
+ECHO_LEFT = 2  # content words beyond its echo and not in the question: fewer than this, and it restates
 # Words any sentence about code may use without the code saying them.
 GENERIC = frozenset(grounding._content_words(
     "call calls called calling use uses used using take takes make makes pass passes handle handles "
     "perform performs ensure ensures provide provides allow allows need needs also first then after before "
     "instance object objects variable variables parameter parameters argument arguments method methods "
-    "function functions class classes result results specific specified given based new way"))
+    "function functions class classes result results specific specified given based new way "
+    "its and are not one may can for but any all has was were via per own"))
 SUBJECT_END = re.compile(
     r"\b(?:is|are|was|were|holds?|contains?|stores?|lists?|keeps?|has|have|includes?|defines?|reads?|writes?|"
     r"returns?|raises?|calls?|uses?|checks?|loads?|saves?|records?|sets?|gets?|creates?|takes?|runs?|"
@@ -45,7 +50,8 @@ DEF_LINE = re.compile(r"^\s*(?:(?:export|default|async|public|private|static)\s+
 WHERE = re.compile(r"([\w./-]+\.\w+):(\d+)(?:-(\d+))?")
 PLACE = re.compile(r"\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)")
 NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w/])")
-QUOTED = re.compile(r"\"([^\"\n]{3,80})\"|'([^'\n]{3,80})'")
+# Not an apostrophe: "a field's value ... it's" quotes nothing.
+QUOTED = re.compile(r"(?<!\w)\"([^\"\n]{3,80})\"(?!\w)|(?<!\w)'([^'\n]{3,80})'(?!\w)")
 LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 CAMEL = re.compile(r"[a-z][A-Z]")
 
@@ -145,7 +151,7 @@ def why_not(sentence: str, window: str, question: str) -> str:
     said = _content(text)
     known = _content(window)
     asked = _content(question)
-    if not said - asked and not _specific(text, question) or _echoes(text, question):
+    if not _specific(text, question) and len(_content(_beyond_echo(text, question)) - asked) < ECHO_LEFT:
         return "restates the question"
     if said and len(said & known) < MIN_SHARED * len(said):
         return "most of its words are not on the line it cites: " + ", ".join(sorted(said - known)[:3])
@@ -154,13 +160,19 @@ def why_not(sentence: str, window: str, question: str) -> str:
     return _subject(text, window)
 
 
-def _echoes(text: str, question: str) -> bool:
-    """Whether `text` repeats ECHO_WORDS or more of the question's words in a row."""
-    def runs(t: str) -> set[tuple[str, ...]]:
-        w = re.findall(r"\w+", t.lower().replace("`", ""))
-        return {tuple(w[i:i + ECHO_WORDS]) for i in range(len(w) - ECHO_WORDS + 1)}
+def _beyond_echo(text: str, question: str) -> str:
+    """`text` without the runs of ECHO_WORDS or more words it repeats from the question."""
+    def words(t: str) -> list[str]:
+        return re.findall(r"\w+", t.lower().replace("`", ""))
 
-    return bool(runs(text) & runs(question))
+    asked = words(question)
+    runs = {tuple(asked[i:i + ECHO_WORDS]) for i in range(len(asked) - ECHO_WORDS + 1)}
+    said = words(text)
+    echoed = set()
+    for i in range(len(said) - ECHO_WORDS + 1):
+        if tuple(said[i:i + ECHO_WORDS]) in runs:
+            echoed.update(range(i, i + ECHO_WORDS))
+    return " ".join(w for i, w in enumerate(said) if i not in echoed)
 
 
 def _specific(text: str, question: str) -> bool:
@@ -202,12 +214,18 @@ def hold(sentence: str, lines: Lines, question: str) -> Held:
     if pinned:
         reasons = []
         for e, line in pinned:
-            window = lines.window(e, line)
-            why = why_not(sentence, window, question) if window is not None else "cites a line it was not shown"
-            if not why:
-                return Held(f"{e.path}:{line}")
-            reasons.append(why)
-        return Held(why=reasons[0])
+            for near in sorted(range(line - SLACK, line + SLACK + 1), key=lambda n: abs(n - line)):
+                window = lines.window(e, near)
+                if window is None:
+                    if near == line:
+                        reasons.append("cites a line it was not shown")
+                    continue
+                why = why_not(sentence, window, question)
+                if not why:
+                    return Held(f"{e.path}:{near}")
+                if near == line:
+                    reasons.append(why)
+        return Held(why=reasons[0] if reasons else "cites a line it was not shown")
     candidates = [e for e, _ in cited] or lines.excerpts
     best: tuple[tuple[int, int], str] | None = None
     first_why = ""

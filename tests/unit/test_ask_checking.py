@@ -134,10 +134,11 @@ def test_repeats_and_an_opener_with_nothing_after_it_are_left_out(excerpts):
     assert checker.dropped[0][1] == "repeats an earlier sentence"
     assert len(checker.dropped) == 2  # the opener says nothing a line holds
     held = checking.LineChecker(excerpts, "q")
-    assert run(held, "`apply_vat` adds VAT as follows:\n\n") == ""
+    assert run(held, "`apply_vat` adds VAT to an amount as follows:\n\n") == ""
     assert held.dropped[-1][1] == "an opening line with nothing after it"
     kept = checking.LineChecker(excerpts, "q")
-    assert "`apply_vat` adds VAT as follows [billing/tax.py:1]:" in run(kept, "`apply_vat` adds VAT as follows:\n- `apply_vat` adds VAT.\n")
+    assert "`apply_vat` adds VAT to an amount as follows [billing/tax.py:1]:" in run(
+        kept, "`apply_vat` adds VAT to an amount as follows:\n- `apply_vat` adds VAT to the amount.\n")
 
 
 def test_code_the_model_writes_is_left_out_with_one_note_a_block(excerpts):

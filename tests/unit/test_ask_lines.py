@@ -46,13 +46,23 @@ def test_a_sentence_is_held_to_the_line_it_cites_and_to_no_other():
     assert outside.why  # not a line of the excerpt: left out, never moved to another line
 
 
+def test_an_apostrophe_is_no_quote():
+    assert not held("The verdict's value is minified when the path's end is `.min.js` [pkg/files.py:13].").why
+
+
 def test_a_number_or_message_the_line_does_not_hold_is_left_out():
     assert held('`verdict` raises `ValueError` with "path too long" [pkg/files.py:16].').place == "pkg/files.py:16"
     assert "4097" in held("Paths longer than 4097 characters raise `ValueError` [pkg/files.py:16].").why
     assert held('`verdict` raises `KeyError` [pkg/files.py:16].').why.startswith("not on the line")
 
 
-def test_the_outline_around_the_cited_line_counts():
+def test_a_line_number_a_little_off_gives_way_to_the_nearest_line_that_backs_the_sentence():
+    assert held('`verdict` raises `ValueError` with "path too long" [pkg/files.py:11].').place == "pkg/files.py:14"
+    assert held('`verdict` raises `ValueError` with "path too long" [pkg/files.py:4].').why  # 12 lines off
+
+
+def test_the_outline_around_the_cited_line_counts(monkeypatch):
+    monkeypatch.setattr(lines, "SLACK", 0)
     claim = "`verdict` returns ignored when one of `self.patterns` matches [pkg/files.py:12]."
     assert held(claim).why  # line 12 and its neighbours do not show the loop
     outline = {1: [(12, "    def verdict(self, path):"), (17, "        for pattern in self.patterns:"),
@@ -64,6 +74,11 @@ def test_a_sentence_that_restates_the_question_is_left_out():
     assert held("Files are ignored by the ignore rules [pkg/files.py:5].",
                 "how are files ignored by the ignore rules?").why == "restates the question"
     assert held("Files are ignored [pkg/files.py:5].", "how are files ignored?").why == "restates the question"
+    # an echo of the question followed by what the code says is no restatement
+    echo = "A path that ends in .min.js is reported as minified when it ends in `.min.js` [pkg/files.py:13]."
+    assert held(echo, "what happens to a path that ends in .min.js?").place == "pkg/files.py:13"
+    assert held("It is a path that ends in .min.js files [pkg/files.py:13].",
+                "what happens to a path that ends in .min.js?").why == "restates the question"
 
 
 def test_a_file_kinds_subject_needs_a_line_that_says_it_of_that_subject():
