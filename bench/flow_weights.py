@@ -5,7 +5,8 @@ the facts are scored on it as `codeasst eval ask` scores them (the same `ask`, t
     CODEASST_MIRRORS=/work/.mirror python bench/flow_weights.py --split tune
 
 Variants: as built; a utility not weighed down; the outline's words not counted; the chain's end
-allowed to share a single word; no flow at all (ask.flow = false). Rows without a key are skipped.
+allowed to share a single word; no flow at all (ask.flow = false); more outline lines in all, or a
+definition; a third definition in the lead. Rows without a key are skipped.
 """
 
 from __future__ import annotations
@@ -36,8 +37,30 @@ def variants():
     def one_word_ends():
         flow.MIN_STEP = 1
 
+    def outline_lines(n):
+        return lambda: os.environ.__setitem__("CODEASST_ASK__OUTLINE_LINES", str(n))
+
+    def lead_of(n):
+        def patch():
+            from codeasst.answer import checking
+
+            checking.MAX_LEAD = n
+        return patch
+
+    def per_definition(n):
+        def patch():
+            from codeasst.answer import ask
+
+            ask.DEFINITION_LINES = n
+        return patch
+
     return {"as built": as_built, "utility not weighed down": no_utility,
-            "outline words not counted": no_outline_words, "a one-word end": one_word_ends}
+            "outline words not counted": no_outline_words, "a one-word end": one_word_ends,
+            "outline 45 lines": outline_lines(45), "outline 60 lines": outline_lines(60),
+            "3 definitions in the lead": lead_of(3), "12 lines a definition": per_definition(12),
+            "20 lines a definition": per_definition(20), "24 lines a definition": per_definition(24),
+            "30 lines a definition": per_definition(30),
+            "20 lines a definition, 45 in all": lambda: (per_definition(20)(), outline_lines(45)())}
 
 
 def keyed(split: str, folder: Path) -> list[Path]:
@@ -73,6 +96,7 @@ def main() -> int:
     parser.add_argument("--split", default="tune", choices=("tune", "test"))
     parser.add_argument("--variant", help="run one variant here (used by the driver)")
     parser.add_argument("--files", nargs="*", type=Path)
+    parser.add_argument("--only", nargs="*", help="these variants only")
     args = parser.parse_args()
     os.environ["CODEASST_ASK__MODEL"] = "none"
     if args.variant:
@@ -82,7 +106,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         files = keyed(args.split, Path(tmp))  # no self@COMMIT rows: they resolve from any folder
-        for name in [*variants(), "no flow"]:
+        for name in args.only or [*variants(), "no flow"]:
             done = subprocess.run([sys.executable, __file__, "--split", args.split, "--variant", name,
                                    "--files", *map(str, files)], capture_output=True, text=True, check=False)
             print(done.stdout.strip() or f'{{"variant": "{name}", "error": {json.dumps(done.stderr[-400:])}}}',

@@ -195,7 +195,8 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
                 item = score(clean, system, answer)
                 scored.append(item)
                 if sink:
-                    sink.write(json.dumps({**asdict(item), "citations": [asdict(c) for c in answer.citations]},
+                    sink.write(json.dumps({**asdict(item), "citations": [asdict(c) for c in answer.citations],
+                                           "left_out": [{"text": t, "why": w} for t, w in answer.left_out]},
                                           ensure_ascii=False) + "\n")
                     sink.flush()
                 if on_answer:

@@ -49,10 +49,12 @@ def test_a_how_question_leads_with_the_flow_and_keeps_only_true_relations(make_r
 
 
 @pytest.mark.slow
-def test_a_where_used_question_lists_the_callers(make_repo):
+def test_a_where_used_question_lists_the_callers_without_the_model(make_repo):
     root = make_repo(TREE)
-    answer = run_json("ask", "Where is place_order used?", "-C", str(root))
+    # ask.model = none: the lead alone, no model asked, and a full answer
+    answer = run_json("ask", "Where is place_order used?", "-C", str(root), env={"CODEASST_ASK__MODEL": "none"})
     assert "Called by: `checkout` (shop/api.py:5)" in answer["answer"], answer["answer"]
+    assert answer["generated_tokens"] == 0 and answer["prompt_tokens"] is None and not answer["abstained"]
 
 
 @pytest.mark.slow
