@@ -151,7 +151,9 @@ def why_not(sentence: str, window: str, question: str) -> str:
     said = _content(text)
     known = _content(window)
     asked = _content(question)
-    if not _specific(text, question) and len(_content(_beyond_echo(text, question)) - asked) < ECHO_LEFT:
+    beyond = _beyond_echo(text, question)
+    echoed = len(beyond.split()) < len(re.findall(r"\w+", text))
+    if not _specific(text, question) and (not said - asked or echoed and len(_content(beyond) - asked) < ECHO_LEFT):
         return "restates the question"
     if said and len(said & known) < MIN_SHARED * len(said):
         return "most of its words are not on the line it cites: " + ", ".join(sorted(said - known)[:3])

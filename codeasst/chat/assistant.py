@@ -89,8 +89,12 @@ def finish(turn: Turn, answer: dict, first: float | None, last: float | None) ->
     its first and last pieces of text arrived."""
     turn.sources = sources_of(answer)
     turn.ungrounded = list(answer["ungrounded"])
-    writing = (last - first) if first and last else 0.0
-    turn.stats = {"first_token_s": answer["timings"].get("first_token_s", 0.0),
+    timings = answer["timings"]
+    # The model's own writing time where the answer says it: the checked answer may show little or
+    # nothing of what the model wrote, so the pieces' arrival times would not measure it.
+    writing = timings["total_s"] - timings["model_first_token_s"] \
+        if "model_first_token_s" in timings and "total_s" in timings else (last - first) if first and last else 0.0
+    turn.stats = {"first_token_s": timings.get("first_token_s", 0.0),
                   "cited": sum(1 for c in answer["citations"] if c["verified"]),
                   # generation speed: the tokens after the first, over the time they took
                   "tokens_per_s": round((answer["generated_tokens"] - 1) / writing, 1) if writing > 0.05 else 0.0}

@@ -74,6 +74,8 @@ def test_a_sentence_that_restates_the_question_is_left_out():
     assert held("Files are ignored by the ignore rules [pkg/files.py:5].",
                 "how are files ignored by the ignore rules?").why == "restates the question"
     assert held("Files are ignored [pkg/files.py:5].", "how are files ignored?").why == "restates the question"
+    # one word of its own and no echo: an answer, not a restatement
+    assert held("`verdict` returns minified [pkg/files.py:14].", "what does verdict return?").place == "pkg/files.py:14"
     # an echo of the question followed by what the code says is no restatement
     echo = "A path that ends in .min.js is reported as minified when it ends in `.min.js` [pkg/files.py:13]."
     assert held(echo, "what happens to a path that ends in .min.js?").place == "pkg/files.py:13"
