@@ -101,6 +101,11 @@ def serve(assistant: Assistant, max_chars: int) -> None:
     """Serve on stdin/stdout until the client leaves, then end this process (0; 130 on Ctrl-C). Working alone, it embeds
     what waits for vectors in the background, as `codeasst serve` does (a server, when one answers,
     does it there)."""
+    # numpy's first import is not safe from two threads at once (one can find it half initialized:
+    # "cannot import name 'NDArray' from partially initialized module"); the tools' worker threads and
+    # the background embedder each import it, so it is imported here, before either starts.
+    import numpy  # noqa: F401
+
     server = build(assistant, max_chars)
     stopping = threading.Event()
     if isinstance(assistant, Local):
