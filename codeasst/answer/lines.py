@@ -229,17 +229,18 @@ def hold(sentence: str, lines: Lines, question: str) -> Held:
                     reasons.append(why)
         return Held(why=reasons[0] if reasons else "cites a line it was not shown")
     candidates = [e for e, _ in cited] or lines.excerpts
+    said = _content(claims(sentence))
     best: tuple[tuple[int, int], str] | None = None
     first_why = ""
     for e in candidates:
+        rows = e.text.splitlines()
         for line in range(e.start_line, e.end_line + 1):
             window = lines.window(e, line)
             if window is None:
                 continue
             why = why_not(sentence, window, question)
             if not why:
-                said = _content(claims(sentence))
-                shared = (len(said & _content(e.text.splitlines()[line - e.start_line])), len(said & _content(window)))
+                shared = (len(said & _content(rows[line - e.start_line])), len(said & _content(window)))
                 if best is None or shared > best[0]:
                     best = (shared, f"{e.path}:{line}")
             elif not first_why:

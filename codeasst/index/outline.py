@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from codeasst.index import chunker
@@ -118,7 +119,7 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     end = min(end, len(lines))
     if start < 1 or start > end:
         return Outline(path, start, max(end, start - 1))
-    tree = chunker._parse(grammar, text.encode("utf-8", "surrogatepass"))
+    tree = _tree(grammar, text)
     members = _is_class(tree.root_node, start - 1)
     marks = _marks(tree.root_node, grammar, start - 1, end - 1, lines, members)
     calls = calls or {}
@@ -130,6 +131,13 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     chosen = sorted(marks, key=lambda n: (rank.get(marks[n], 9), n))[:max(max_lines, 1)]
     kept = [Line(n, lines[n - 1].rstrip(), marks[n], tuple(calls.get(n, ()))) for n in sorted(chosen)]
     return Outline(path, start, end, kept)
+
+
+@lru_cache(maxsize=16)
+def _tree(grammar: str, text: str) -> Any:
+    """A file's syntax tree, parsed once while the same text is outlined again: `ask`'s flow weighs
+    every definition it walks by its outline, many of them in one file."""
+    return chunker._parse(grammar, text.encode("utf-8", "surrogatepass"))
 
 
 def _is_class(root: Any, row: int) -> bool:
