@@ -19,6 +19,7 @@ from codeasst.answer.relations import RelationCheck
 from codeasst.backends.base import LLM, GenerationParams
 from codeasst.errors import UsageError
 from codeasst.index.graphdb import CodeGraph, read_graph
+from codeasst.index.outline import Focus
 from codeasst.index.summary import Progress
 from codeasst.retrieve import intent
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
@@ -183,7 +184,7 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         steps = [] if path is None else [*path.chain[-1:], *path.chain[1:-1]]
         places = [(d.path, d.line, d.end_line) for d in plan.definitions if d.signature]  # modules have none
         outlines = _outlines(services, plan.graph, places + [(d.path, d.line, d.end_line) for d in steps],
-                             cfg.outline_lines)
+                             cfg.outline_lines, Focus.of(bounded))
         answer.outlines = [o.to_json() for o in outlines.values()]
         plan.lead = checking.render_lead(plan.definitions, outlines) + (path.render(outlines) if path else "")
         plan.excerpt_outlines = _excerpt_outlines(services, plan.graph, answer)
@@ -196,17 +197,17 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
 
 
 def _outlines(services: Services, code_graph: CodeGraph | None, places: list[tuple[str, int, int]],
-              budget: int) -> dict:
+              budget: int, focus: Focus | None = None) -> dict:
     """The outlines of the definitions at `places` (path, line, end line) by (path, line), in that order
-    while `budget` lines last for the whole answer (ask.outline_lines)."""
+    while `budget` lines last for the whole answer (ask.outline_lines), the question's lines first."""
     out, left = {}, budget
     for path, line, end_line in places:
         if left <= 1 or (path, line) in out:
             continue
-        found = outline_at(services.repo.root, code_graph, path, line, end_line, min(DEFINITION_LINES, left))
+        found = outline_at(services.repo.root, code_graph, path, line, end_line, min(DEFINITION_LINES, left), focus)
         if found is not None:
             out[(path, line)] = found
-            left -= len(found.lines)
+            left -= found.chosen
     return out
 
 

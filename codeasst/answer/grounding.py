@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from codeasst.index import words as index_words
 from codeasst.retrieve.fuse import Fused, against_lost_in_the_middle
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -42,11 +43,6 @@ FILE_EXTENSIONS = _word_set(
     "py pyi md txt toml json jsonl yaml yml cfg ini ts tsx js jsx mjs cjs go rs java c h cpp hpp cs rb php "
     "sh html css scss lock gguf onnx log sql xml csv rst")
 NOT_NAMES = frozenset({"e.g", "i.e", "etc", "vs", "a.k.a"})
-STOPWORDS = _word_set(
-    "the this that these those with from into about which what when where while does have been there their "
-    "then than them they will would could should also only each every some such more most other used uses "
-    "using code file files function method class module value values answer question excerpt excerpts "
-    "line lines based provided given here your you how why")
 # Phrases in which the model says the excerpts fall short.
 NO_ANSWER = re.compile(r"(?:do(?:es)? not|don't|doesn't|cannot|can't|no)\s+(?:\w+\s+){0,3}"
                        r"(?:answer|contain|provide|mention|show|include|enough|information|find)", re.IGNORECASE)
@@ -76,11 +72,7 @@ def words(text: str) -> set[str]:
     return set(WORD.findall(text))
 
 
-def _content_words(text: str) -> set[str]:
-    """Crude stems of the words and of the parts of identifiers (`apply_vat`: appl, vat), so
-    "applied" meets `apply_vat`; short enough to be cheap, good enough to rank lines."""
-    parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text)
-    return {p.lower()[:4] for p in parts if len(p) >= 3 and p.lower() not in STOPWORDS}
+_content_words = index_words.stems
 
 
 def window(text: str, start_line: int, question: str, max_chars: int) -> tuple[int, int, str]:

@@ -2,24 +2,32 @@
 folding or `git grep -p` shows the shape of a function.
 
 Kept, by what they are (most telling first, while the budget lasts): the definition's first line;
-returns, raises (with their message's lines) and loop exits; branch and loop headers; calls into the
-repository (the caller says which lines call what, from the code graph, with the target's
-`path:line`); assignments to attributes and constants; other calls. Kept lines stay in source order
-with their line numbers and indentation; what lies between is folded (`… 9 lines`). Every line shown
-is a line of the file as it is now, so an outline cannot be wrong about the code, only short.
+where a question is asked (`Focus`), the lines that match its words or the code forms they stand for
+(remove: `del`, `pop`; message: string literals; default: default values), each with the branch that
+encloses it; returns, raises (with their message's lines) and loop exits; branch and loop headers, each
+with the statement under it that does the work (a `del`, a literal assigned, a return or a raise); calls
+into the repository (the caller says which lines call what, from the code graph, with the target's
+`path:line`); assignments to attributes and constants, and deletes; other calls. Kept lines stay in
+source order with their line numbers and indentation; what lies between is folded (`… 9 lines`), and a
+fold never hides a single line: that line is shown instead. Every line shown is a line of the file as
+it is now, so an outline cannot be wrong about the code, only short.
+
+A class's outline is its attributes and its members' first lines; asked a question, it descends into
+the methods the question matches instead, and names the others on one line (`… and 14 more methods:`).
 
 Read with tree-sitter, for every language the code graph reads (index/graph.py).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from codeasst.index import chunker
-from codeasst.index.graph import GRAPH_LANGUAGES
+from codeasst.index.words import stems
 
 MAX_LINES = 12  # a definition's outline, its first line included
 STATEMENT_LINES = 3  # of a raise's or return's own lines, kept together (its message may be on the next)
@@ -31,7 +39,7 @@ _PY = {"return_statement": "return", "raise_statement": "raise", "break_statemen
        "case_clause": "branch", "try_statement": "branch", "except_clause": "branch", "finally_clause": "branch",
        "for_statement": "loop", "while_statement": "loop", "with_statement": "block",
        "function_definition": "def", "class_definition": "def", "lambda": "def",
-       "call": "call", "assignment": "assign", "augmented_assignment": "assign"}
+       "call": "call", "assignment": "assign", "augmented_assignment": "assign", "delete_statement": "delete"}
 _JS = {"return_statement": "return", "throw_statement": "raise", "break_statement": "exit",
        "continue_statement": "exit", "if_statement": "branch", "else_clause": "branch",
        "switch_statement": "branch", "switch_case": "branch", "switch_default": "branch", "try_statement": "branch",
@@ -56,14 +64,53 @@ _CLASSES = {"class_definition", "class_declaration", "abstract_class_declaration
 _CLASS_RANK = {"first": 0, "def": 1, "assign": 2}
 
 RANK = {"first": 0, "raise": 1, "return": 1, "exit": 1, "branch": 2, "loop": 2, "block": 2, "repo call": 3, "def": 4,
-        "assign": 5, "call": 6}
+        "assign": 5, "delete": 5, "work": 5, "call": 6, "match": 7, "fill": 8}
+# Where a question is asked, this many of a definition's best-matching lines (with the branch around
+# each) come before every kind above but the first line: the rest keep their kind's rank.
+MATCH_SHARE = 0.5
+# A question word on more than this share of a definition's lines tells none of them apart.
+COMMON_SHARE = 0.34
+MATCHED_METHODS = 3  # of a class asked about, the methods shown with their own outlines
+MORE_NAMES = 12  # of the others, the names listed on the one line that stands for them
+
+# The code forms a question's words stand for, by the words' stems (index.words.stems).
+FORMS = {"delete": frozenset({"remo", "dele", "drop", "disc", "clea", "purg", "unse", "evic", "pop"}),
+         "message": frozenset({"mess", "text", "word", "says", "warn"}),
+         "default": frozenset({"defa", "fall", "unle", "omit", "miss"})}
+_FORM_LINES = {
+    "delete": re.compile(r"^\s*del\b|\bdelete\b|\.(?:pop|popitem|discard|remove|clear)\("),
+    "message": re.compile(r"""(["'])(?:(?!\1).)*?[A-Za-z]\s+[A-Za-z](?:(?!\1).)*?\1"""),
+    "default": re.compile(r"""\bdefaults?\b|\.get\([^,()]+,|setdefault|(?<![=!<>])=\s*(?:None|True|False|null|nil|-?\d|["'\[{])"""),
+}
+
+
+@dataclass(frozen=True)
+class Focus:
+    """What a question asks, as an outline weighs a line against it: the stems of its words, and the
+    code forms they stand for (FORMS)."""
+
+    words: frozenset[str]
+    forms: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, question: str) -> Focus:
+        # "popped" and "pushed" ask about `pop` and `push`: their stems without the ending, too.
+        plain = re.sub(r"\b(\w{2,}?)(\w)\2(?:ed|ing)\b", r"\1\2", question)
+        plain = re.sub(r"\b(\w{3,}?)(?:ed|ing|es)\b", r"\1", plain)
+        words = frozenset(stems(question) | stems(plain))
+        return cls(words, frozenset(form for form, said in FORMS.items() if words & said))
+
+    def score(self, text: str, common: frozenset[str] = frozenset()) -> int:
+        """How much of the question `text` holds: its words (less the `common` ones), and a code form."""
+        found = len((stems(text) & self.words) - common)
+        return found + sum(1 for form in self.forms if _FORM_LINES[form].search(text))
 
 
 @dataclass(frozen=True)
 class Line:
     number: int  # in the file, 1-based
     text: str  # the file's line, as it is
-    kind: str  # first, raise, return, exit, branch, loop, repo call, def, assign, call
+    kind: str  # first, raise, return, exit, branch, loop, repo call, def, assign, delete, work, call, match, fill
     targets: tuple[str, ...] = ()  # for a call into the repository: "qname at path:line"
 
     def to_json(self) -> dict:
@@ -76,11 +123,17 @@ class Outline:
     start: int
     end: int
     lines: list[Line] = field(default_factory=list)
+    more: tuple[str, ...] = ()  # of a class asked about: the methods not shown, named on one line
 
     @property
     def folded(self) -> int:
         """Lines of the definition not shown."""
         return self.end - self.start + 1 - len(self.lines)
+
+    @property
+    def chosen(self) -> int:
+        """Lines kept for what they hold, from the budget: a line shown in place of a one-line fold is not."""
+        return sum(1 for line in self.lines if line.kind != "fill")
 
     def render(self, width: int = 6) -> list[str]:
         """The outline as a reader sees it: numbered lines, `… N lines` where lines are folded, each
@@ -100,37 +153,140 @@ class Outline:
         if last < self.end:
             gap = self.end - last
             out.append(f"{'':>{width}}  … {gap} line{'s' if gap > 1 else ''}")
+        if self.more:
+            names = ", ".join(self.more[:MORE_NAMES]) + (", …" if len(self.more) > MORE_NAMES else "")
+            out.append(f"{'':>{width}}  … and {len(self.more)} more method{'s' if len(self.more) > 1 else ''}: {names}")
         return out
 
     def to_json(self) -> dict:
         return {"path": self.path, "start_line": self.start, "end_line": self.end, "folded": self.folded,
-                "lines": [line.to_json() for line in self.lines]}
+                "lines": [line.to_json() for line in self.lines], "more": list(self.more)}
 
 
 def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequence[str]] | None = None,
-            max_lines: int = MAX_LINES) -> Outline | None:
+            max_lines: int = MAX_LINES, focus: Focus | None = None) -> Outline | None:
     """The outline of the definition on lines `start`..`end` (1-based, inclusive) of `text`, the file
-    `path` as it is now; None for a language the graph does not read. `calls`: line -> the targets of
-    the calls into the repository made there ("qname at path:line"), from the code graph."""
+    `path` as it is now; None for a language the outline does not read. `calls`: line -> the targets of
+    the calls into the repository made there ("qname at path:line"), from the code graph. `focus`: the
+    question asked, whose lines are kept first."""
     grammar = chunker.grammar_for(path)
-    if grammar not in GRAPH_LANGUAGES:
+    if grammar not in KINDS:
         return None
     lines = text.splitlines()
     end = min(end, len(lines))
     if start < 1 or start > end:
         return Outline(path, start, max(end, start - 1))
-    tree = _tree(grammar, text)
-    members = _is_class(tree.root_node, start - 1)
-    marks = _marks(tree.root_node, grammar, start - 1, end - 1, lines, members)
+    root = _tree(grammar, text).root_node
     calls = calls or {}
+    focus = focus if focus is not None and (focus.words or focus.forms) else None
+    members = _is_class(root, start - 1)
+    shape = _shape(root, grammar, start - 1, end - 1, lines, members)
+    if members and focus is not None:
+        return _class_asked(path, text, start, end, calls, max_lines, focus, shape)
+    marks = shape.marks
     for number, targets in calls.items():
         if start <= number <= end and targets:
             marks[number] = min(marks.get(number, "call"), "repo call", key=RANK.__getitem__)
     marks[start] = "first"
-    rank = _CLASS_RANK if members else RANK
-    chosen = sorted(marks, key=lambda n: (rank.get(marks[n], 9), n))[:max(max_lines, 1)]
-    kept = [Line(n, lines[n - 1].rstrip(), marks[n], tuple(calls.get(n, ()))) for n in sorted(chosen)]
-    return Outline(path, start, end, kept)
+    matched = _matched(lines, start, end, focus) if focus is not None and not members else {}
+    chosen = _choose(shape, matched, max_lines, _CLASS_RANK if members else RANK)
+    return Outline(path, start, end, _kept(lines, chosen, marks, calls, start, end))
+
+
+@dataclass
+class _Shape:
+    """What an outline is chosen from: line -> its kind; a branch's or loop's header -> the line of the
+    statement that does its work; line -> the header of the branch or loop it is in; of a class, its
+    methods as (name, first line, last line)."""
+
+    marks: dict[int, str] = field(default_factory=dict)
+    work: dict[int, int] = field(default_factory=dict)
+    under: dict[int, int] = field(default_factory=dict)
+    methods: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def _matched(lines: list[str], start: int, end: int, focus: Focus) -> dict[int, int]:
+    """Line -> how much of the question it holds, for the lines of `start`..`end` that hold some; a
+    word on most of the definition's lines tells none of them apart and is not counted."""
+    texts = {n: lines[n - 1] for n in range(start + 1, end + 1) if lines[n - 1].strip()}
+    found = {n: stems(t) & focus.words for n, t in texts.items()}
+    counts: dict[str, int] = {}
+    for words in found.values():
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+    common = frozenset(w for w, c in counts.items() if len(texts) >= 6 and c > COMMON_SHARE * len(texts))
+    scores = {n: focus.score(texts[n], common) if found[n] or focus.forms else 0 for n in texts}
+    return {n: score for n, score in scores.items() if score > 0}
+
+
+def _choose(shape: _Shape, matched: dict[int, int], max_lines: int, rank: Mapping[str, int]) -> list[int]:
+    """The lines kept, in the order they were chosen: the best-matching lines first (up to MATCH_SHARE of
+    the budget), then by kind; each with the lines that go with it while the budget lasts."""
+    marks = shape.marks
+    top = set(sorted(matched, key=lambda n: (-matched[n], n))[:max(1, int(max_lines * MATCH_SHARE))])
+    for number in matched:
+        marks.setdefault(number, "match")
+
+    def key(n: int) -> tuple:
+        if n in top and marks[n] != "first":
+            return (0.5, -matched[n], n)
+        return (rank.get(marks[n], 9), 0, n)
+
+    chosen: list[int] = []
+    budget = max(max_lines, 1)
+    for number in sorted(marks, key=key):
+        if len(chosen) >= budget:
+            break
+        with_it = [shape.under[number]] if number in top and number in shape.under else []
+        with_it += [shape.work[number]] if number in shape.work else []
+        group = [line for line in dict.fromkeys((number, *with_it)) if line not in chosen]
+        if len(chosen) + len(group) <= budget:  # a branch without its work, or an answer without its branch: neither
+            chosen += group
+    return chosen
+
+
+def _kept(lines: list[str], chosen: Sequence[int], marks: Mapping[int, str], calls: Mapping[int, Sequence[str]],
+          start: int, end: int) -> list[Line]:
+    """The chosen lines in source order, and each line a fold would hide alone shown instead."""
+    numbers = sorted(set(chosen))
+    fills = [n + 1 for n, m in zip([start - 1, *numbers], [*numbers, end + 1], strict=True) if m - n == 2]
+    fills = [n for n in fills if start <= n <= end and n not in numbers]
+    return [Line(n, lines[n - 1].rstrip(), "fill" if n in fills else marks.get(n, "work"),
+                 tuple(calls.get(n, ()))) for n in sorted([*numbers, *fills])]
+
+
+def _class_asked(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequence[str]], max_lines: int,
+                 focus: Focus, shape: _Shape) -> Outline:
+    """A class asked about: its first line, the methods the question matches with their own outlines,
+    its attributes while the budget lasts, and the other methods named on one line."""
+    lines = text.splitlines()
+    by_name = [(2 * len(stems(name) & focus.words), first) for name, first, _ in shape.methods]
+    scores = {first: score for score, first in by_name if score}
+    if not scores:  # no method is named: the one whose lines hold most of the question
+        for name, first, last in shape.methods:
+            score = sum(_matched(lines, first, last, focus).values())
+            if score:
+                scores[first] = score
+    picked = sorted(scores, key=lambda n: (-scores[n], n))[:MATCHED_METHODS]
+    share = max(4, (max_lines - 1) * 2 // 3 // max(len(picked), 1))
+    kept: dict[int, Line] = {start: Line(start, lines[start - 1].rstrip(), "first")}
+    inside: set[int] = set()
+    for name, first, last in shape.methods:
+        if first in picked:
+            found = outline(path, text, first, last, calls, share, focus)
+            kept.update({line.number: line for line in found.lines} if found else {})
+            inside.update(range(first, last + 1))
+    shown = {first for _, first, _ in shape.methods if first in picked}
+    constructors = {first for name, first, _ in shape.methods if name in _CONSTRUCTORS}
+    rest = {n: k for n, k in shape.marks.items()
+            if n not in inside and n != start and (k == "assign" or n in constructors)}
+    left = max_lines - sum(1 for line in kept.values() if line.kind != "fill")
+    for number in sorted(rest, key=lambda n: (_CLASS_RANK.get(rest[n], 9), n))[:max(left, 0)]:
+        kept[number] = Line(number, lines[number - 1].rstrip(), rest[number])
+        shown.add(number)
+    fills = _kept(lines, list(kept), {n: line.kind for n, line in kept.items()}, calls, start, end)
+    more = tuple(name for name, first, _ in shape.methods if first not in shown)
+    return Outline(path, start, end, [kept.get(line.number, line) for line in fills], more)
 
 
 @lru_cache(maxsize=16)
@@ -153,12 +309,28 @@ def _is_class(root: Any, row: int) -> bool:
     return False
 
 
-def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str],
-           members: bool = False) -> dict[int, str]:
-    """Line number (1-based) -> what it holds, for the lines of rows `first`..`last` worth keeping; of a
+def _kind(node: Any, grammar: str, kinds: Mapping[str, str], members: bool) -> str | None:
+    """What `node` is, for the outline (a key of RANK), or None where it is not kept for itself."""
+    kind = kinds.get(node.type)
+    if node.type == "unary_expression" and node.children and node.children[0].type == "delete":
+        return "delete" if not members else None  # JS/TS's `delete obj.key`
+    if kind == "assign" and not (_keeps_assignment(node) or members and _in_class_body(node, kinds)):
+        kind = None
+    if kind == "call" and grammar == "go" and _callee(node) in _PANICS:
+        kind = "raise"
+    if kind == "call" and grammar == "go" and _callee(node) == "delete":
+        kind = "delete"  # Go's delete(m, key)
+    if members and kind not in ("def", "assign"):
+        kind = None
+    return kind
+
+
+def _shape(root: Any, grammar: str, first: int, last: int, lines: list[str], members: bool = False) -> _Shape:
+    """The lines of rows `first`..`last` worth keeping, by kind, with the lines that go with them; of a
     class (`members`), only its members' first lines and its attributes."""
     kinds = KINDS[grammar]
-    marks: dict[int, str] = {}
+    shape = _Shape()
+    marks = shape.marks
 
     def mark(row: int, kind: str) -> None:
         number = row + 1
@@ -166,20 +338,16 @@ def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str],
                                                             or RANK[kind] < RANK[marks[number]]):
             marks[number] = kind
 
-    stack = [root]
+    stack: list[tuple[Any, int]] = [(root, 0)]  # a node, and the branch or loop header line it is under
     while stack:
-        node = stack.pop()
+        node, header = stack.pop()
         if node.end_point[0] < first or node.start_point[0] > last:
             continue
-        kind = kinds.get(node.type)
-        if kind == "assign" and not (_keeps_assignment(node) or members and _in_class_body(node, kinds)):
-            kind = None
-        if kind == "call" and grammar == "go" and _callee(node) in _PANICS:
-            kind = "raise"
-        if members and kind not in ("def", "assign"):
-            kind = None
+        row = node.start_point[0]
+        if header and not members and row + 1 != header and first <= row <= last:
+            shape.under[row + 1] = header  # the innermost is visited last
+        kind = _kind(node, grammar, kinds, members)
         if kind is not None:
-            row = node.start_point[0]
             if kind in ("raise", "return"):  # a message on the next lines is part of what it says
                 for extra in range(row, min(node.end_point[0], row + STATEMENT_LINES - 1) + 1):
                     mark(extra, kind)
@@ -187,10 +355,61 @@ def _marks(root: Any, grammar: str, first: int, last: int, lines: list[str],
                 mark(row, kind)
                 if kind == "assign" and row > first and lines[row - 1].strip().startswith("#:"):
                     mark(row - 1, kind)  # the attribute's doc comment: what it is for
-            if members and kind == "def" and node.start_point[0] > first and _name(node) not in _CONSTRUCTORS:
-                continue  # a method's body is its own outline's; the constructor's sets the attributes
-        stack.extend(node.children)
-    return marks
+            if members and kind == "def" and row > first:
+                shape.methods.append((_name(node), row + 1, node.end_point[0] + 1))
+                if _name(node) not in _CONSTRUCTORS:
+                    continue  # a method's body is its own outline's; the constructor's sets the attributes
+        if kind in ("branch", "loop") and not members:
+            work = _work(node, grammar, kinds)
+            if work is not None and work.start_point[0] != row and first <= work.start_point[0] <= last \
+                    and lines[work.start_point[0]].strip():
+                shape.work[row + 1] = work.start_point[0] + 1
+            header = row + 1
+        stack.extend((child, header) for child in node.children)
+    shape.methods.sort(key=lambda method: method[1])
+    return shape
+
+
+_PLAIN_ASSIGNMENTS = {"assignment", "assignment_expression", "assignment_statement"}  # `n += 1` counts, no work
+_BLOCKS = {"block", "statement_block", "compound_statement", "statement_list"}
+_LITERALS = {"string", "concatenated_string", "integer", "float", "true", "false", "none", "number",
+             "template_string", "null", "undefined", "interpreted_string_literal", "raw_string_literal",
+             "int_literal", "float_literal", "nil", "list", "dictionary", "tuple", "set", "array", "object",
+             "unary_operator", "string_literal"}
+
+
+def _body(node: Any) -> list[Any]:
+    """The statements directly under a branch or loop (a body without braces is one statement)."""
+    body = node.child_by_field_name("consequence") or node.child_by_field_name("body")
+    if body is None:
+        body = next((c for c in node.named_children if c.type in _BLOCKS), None)
+    if body is None:
+        return []
+    if body.type not in _BLOCKS:
+        return [body]
+    out = [c for c in body.named_children if c.type != "comment"]
+    if len(out) == 1 and out[0].type == "statement_list":
+        out = [c for c in out[0].named_children if c.type != "comment"]
+    return out
+
+
+def _work(node: Any, grammar: str, kinds: Mapping[str, str]) -> Any | None:
+    """The statement under a branch or loop that does its work: the first `del`, literal assigned, return
+    or raise; else the only statement there is (a `pass`, a bare `return`)."""
+    body = _body(node)
+    for statement in body:
+        inner = statement.named_children[0] if statement.type == "expression_statement" and \
+            statement.named_children else statement
+        kind = _kind(inner, grammar, kinds, False)
+        if kind in ("return", "raise", "exit", "delete"):
+            return statement
+        if inner.type in _PLAIN_ASSIGNMENTS:
+            right = inner.child_by_field_name("right")
+            if right is not None and right.type == "expression_list" and right.named_child_count == 1:
+                right = right.named_children[0]
+            if kind == "assign" or right is not None and right.type in _LITERALS:
+                return statement
+    return body[0] if len(body) == 1 and kinds.get(body[0].type) not in ("branch", "loop") else None
 
 
 _CONSTRUCTORS = {"__init__", "__post_init__", "constructor"}

@@ -41,6 +41,23 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     return (lower,)
 
 
+# Words that say nothing of where an answer lies in code: glue, and the words every question about
+# code uses ("function", "value"). Read by stems() below.
+STEM_STOP = frozenset((
+    "the this that these those with from into about which what when where while does have been there their "
+    "then than them they will would could should also only each every some such more most other used uses "
+    "using code file files function method class module value values answer question excerpt excerpts "
+    "line lines based provided given here your you how why").split())
+STEM = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def stems(text: str) -> set[str]:
+    """Crude stems of the words and of the parts of identifiers (`apply_vat`: appl, vat), so
+    "applied" meets `apply_vat`; short enough to be cheap, good enough to rank lines. The one way
+    `ask` and the outline weigh a line against a question."""
+    return {p.lower()[:4] for p in STEM.findall(text) if len(p) >= 3 and p.lower() not in STEM_STOP}
+
+
 def plain_tokens(text: str) -> list[str]:
     """Lower-cased words as a plain BM25 reads them: the baseline `codeasst eval retrieval` runs."""
     return re.findall(r"\w+", text.lower())

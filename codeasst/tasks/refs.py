@@ -21,7 +21,7 @@ from codeasst.errors import CodeasstError, IndexLocked, UsageError
 from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.files import decode_source
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow, read_graph
-from codeasst.index.outline import MAX_LINES, Outline, outline
+from codeasst.index.outline import MAX_LINES, Focus, Outline, outline
 from codeasst.services import Services
 
 CALL_KINDS = ("call", "ref")
@@ -149,20 +149,21 @@ class _Files:
 
 
 def outline_at(root: Path, code_graph: CodeGraph | None, path: str, line: int, end_line: int,
-               max_lines: int = MAX_LINES) -> Outline | None:
+               max_lines: int = MAX_LINES, focus: Focus | None = None) -> Outline | None:
     """The outline of the definition starting at `path`:`line`, its calls' targets from the graph where
-    there is one (else none are named); None for a file not readable as text or a language unread."""
+    there is one (else none are named); None for a file not readable as text or a language unread.
+    `focus`: the question asked, whose lines it keeps first."""
     files = _Files(root)
     found = [d for d in code_graph.in_file(path, line) if d.line == line] if code_graph is not None else []
     if not found:
         text = files.text(path)
-        return outline(path, text, line, end_line, max_lines=max_lines) if text is not None else None
+        return outline(path, text, line, end_line, max_lines=max_lines, focus=focus) if text is not None else None
     d = found[0]
-    return outline_of(files, d, code_graph.out_edges(d, ("call",)) if d.kind != "class" else [], max_lines)
+    return outline_of(files, d, code_graph.out_edges(d, ("call",)) if d.kind != "class" else [], max_lines, focus)
 
 
 def outline_of(files: _Files, d: DefRow, callees: list[tuple[EdgeRow, list[DefRow]]],
-               max_lines: int = MAX_LINES) -> Outline | None:
+               max_lines: int = MAX_LINES, focus: Focus | None = None) -> Outline | None:
     """`d`'s outline from its file as it is now, each call into the repository with its targets'
     `path:line` (a target whose file changed so that its line cannot be found is left out)."""
     text = files.text(d.path)
@@ -174,7 +175,7 @@ def outline_of(files: _Files, d: DefRow, callees: list[tuple[EdgeRow, list[DefRo
             line = files.where_now(target)
             if line is not None and f"{target.qname} at {target.path}:{line}" not in calls.get(edge.line, []):
                 calls.setdefault(edge.line, []).append(f"{target.qname} at {target.path}:{line}")
-    return outline(d.path, text, d.line, d.end_line, calls, max_lines=max_lines)
+    return outline(d.path, text, d.line, d.end_line, calls, max_lines=max_lines, focus=focus)
 
 
 def _update_words(services: Services) -> None:

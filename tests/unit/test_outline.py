@@ -9,7 +9,7 @@ import time
 import pytest
 
 from codeasst.index.graphdb import DefRow
-from codeasst.index.outline import MAX_LINES, outline
+from codeasst.index.outline import MAX_LINES, Focus, outline
 from codeasst.tasks.refs import _Files, outline_of
 
 RUN = '''import json
@@ -52,7 +52,8 @@ def test_the_loop_its_exits_and_the_raise_with_its_message_are_kept():
     assert 6 not in kinds  # a local's assignment is folded
     rendered = "\n".join(got.render())
     assert "    18          return normalise(data)    → cfg.normalise at cfg.py:30" in rendered
-    assert "… 1 line" in rendered
+    assert "… 1 line\n" not in rendered + "\n"  # a fold never hides one line: the line is shown instead
+    assert "     8          attempts += 1" in rendered and kinds[8] == "fill"
 
 
 def test_a_definition_of_2000_lines_stays_within_its_budget():
@@ -168,8 +169,105 @@ CLIENT = '''class Client:
 def test_a_class_shows_its_members_and_attributes_not_what_its_methods_do():
     got = outline("c.py", CLIENT, 1, 17)
     true_lines(CLIENT, got)
-    shown = [line.number for line in got.lines]
+    shown = [line.number for line in got.lines if line.kind != "fill"]
     assert shown == [1, 4, 5, 6, 8, 9, 12, 14]  # attributes with their #: comment, the constructor's, the methods
-    assert {line.kind for line in got.lines} == {"first", "assign", "def"}
+    assert {line.kind for line in got.lines} - {"fill"} == {"first", "assign", "def"}
     method = outline("c.py", CLIENT, 14, 17)  # a method's own outline has its body
     assert [line.number for line in method.lines] == [14, 15, 16, 17]
+
+
+REDIRECT = '''def carry_auth(self, prepared, response):
+    """A redirect to another host must not take the user's credentials along."""
+    headers = prepared.headers
+    url = prepared.url
+    log.debug("redirect to %s", url)
+    if "Authorization" in headers and self.other_host(response.request.url, url):
+        log.debug("other host")
+        del headers["Authorization"]
+    fresh = lookup_netrc(url) if self.trust_env else None
+    if fresh is not None:
+        prepared.prepare_auth(fresh)
+    for hook in self.hooks:
+        hook(prepared)
+    return prepared
+'''
+
+
+def test_a_branch_keeps_the_statement_that_does_its_work():
+    got = outline("s.py", REDIRECT, 1, 14, max_lines=4)
+    true_lines(REDIRECT, got)
+    kinds = {line.number: line.kind for line in got.lines if line.kind != "fill"}
+    assert kinds[6] == "branch" and kinds[8] == "delete"  # the del under it, not the log call before it
+    assert 7 not in kinds
+
+
+def test_the_line_that_answers_the_question_is_kept_with_its_branch():
+    focus = Focus.of("When is the Authorization header removed?")
+    assert focus.forms == {"delete"}
+    asked = outline("s.py", REDIRECT, 1, 14, max_lines=3, focus=focus)
+    true_lines(REDIRECT, asked)
+    kept = [line.number for line in asked.lines if line.kind != "fill"]
+    assert kept == [1, 6, 8]  # `del headers[...]`, and the condition that says when
+
+
+RAISE = '''def raise_for_status(self):
+    """Raise an error for a bad status."""
+    reason = self.reason
+    msg = ""
+    if 400 <= self.status < 500:
+        msg = f"{self.status} Client Error: {reason} for url: {self.url}"
+    elif 500 <= self.status < 600:
+        msg = f"{self.status} Server Error: {reason} for url: {self.url}"
+    if msg:
+        raise StatusError(msg, response=self)
+'''
+
+
+def test_a_message_asked_for_keeps_the_strings_assigned_under_their_branches():
+    got = outline("r.py", RAISE, 1, 10, max_lines=8, focus=Focus.of("With what message does it raise?"))
+    true_lines(RAISE, got)
+    assert {5, 6, 7, 8, 10} <= {line.number for line in got.lines}
+    plain = outline("r.py", RAISE, 1, 10, max_lines=8)  # no question: the branches still show their work
+    assert {5, 6, 7, 8} <= {line.number for line in plain.lines}
+
+
+@pytest.mark.parametrize("body", ["del cache[key]", "pass", "return"])
+def test_a_branch_whose_only_statement_is_small(body):
+    text = f"def f(cache, key):\n    if key in cache:\n        {body}\n    x = 1\n    y = 2\n    return x + y\n"
+    got = outline("f.py", text, 1, 6, max_lines=4)
+    true_lines(text, got)
+    assert {1, 2, 3} <= {n.number for n in got.lines if n.kind != "fill"}
+
+
+@pytest.mark.parametrize(("path", "text"), [
+    ("a.js", "function drop(m, k) {\n  if (m.has(k)) {\n    log(k);\n    delete m[k];\n  }\n  return m;\n}\n"),
+    ("a.go", "func Drop(m map[string]int, k string) {\n\tif ok(k) {\n\t\tlog(k)\n\t\tdelete(m, k)\n\t}\n}\n"),
+])
+def test_deletes_in_javascript_and_go_are_kept_under_their_branch(path, text):
+    got = outline(path, text, 1, len(text.splitlines()), max_lines=4)
+    kinds = {n.number: n.kind for n in got.lines}
+    assert kinds.get(4) == "delete" and kinds.get(2) == "branch"
+
+
+def _big_class(methods: int) -> str:
+    body = "".join(f"    def step{i}(self, x):\n        if x > {i}:\n            return x - {i}\n        return x\n\n"
+                   for i in range(methods - 2))
+    return ("class Stack:\n    \"\"\"A stack of contexts.\"\"\"\n\n    def __init__(self):\n        self.items = []\n\n"
+            "    def push(self, item):\n        if item is None:\n            raise ValueError('no item')\n"
+            "        self.items.append(item)\n\n"
+            "    def pop(self):\n        if not self.items:\n            raise LookupError('empty')\n"
+            "        return self.items.pop()\n\n" + body)
+
+
+def test_a_class_asked_about_shows_the_methods_the_question_names_and_lists_the_others():
+    text = _big_class(60)
+    end = len(text.splitlines())
+    got = outline("s.py", text, 1, end, max_lines=20, focus=Focus.of("When is a context pushed and popped?"))
+    true_lines(text, got)
+    shown = "\n".join(got.render())
+    assert "raise ValueError('no item')" in shown and "raise LookupError('empty')" in shown
+    assert "def step3" not in shown  # not a wall of members
+    assert "… and 58 more methods: step0, step1" in shown
+    assert got.chosen <= 20
+    wall = outline("s.py", text, 1, end, max_lines=20)  # no question: the members, as refs shows them
+    assert "def step3" in "\n".join(wall.render()) and not wall.more
