@@ -10,6 +10,15 @@ What a sentence claims, and what the line must hold:
   files hold chunks"): one line of the window names the subject and what the sentence says it
   holds or does. A claim about what a file holds needs a line that says so.
 
+Near words cannot stand in for a claim:
+- a sentence that cites a docstring or a comment is held to one sentence of it, not to words
+  gathered from the lines around it;
+- a claim of time or condition ("when", "if", "only", "unless") needs its condition's words on a
+  condition: the cited line, or the branch header that encloses it (citing a definition's first
+  line, a condition of its outline);
+- a name written `self.x` or `obj.x` matches the attribute `.x` on the line, and a few words match
+  the code that says them (iterates: a `for`; removes: `del`, `.pop(`; a dictionary: `.items()`).
+
 The model cites a line as `[2:107]` (excerpt 2, line 107 of its file): that line is checked, and
 no other. A sentence that cites a whole excerpt, or none, is held to the line of the excerpts
 that backs it best, and shows that line as its citation; none that backs it, and it is left out.
@@ -54,6 +63,21 @@ NUMBER = re.compile(r"(?<![\w.\-/])-?\d+(?:\.\d+)?(?![\w/])")
 QUOTED = re.compile(r"(?<!\w)\"([^\"\n]{3,80})\"(?!\w)|(?<!\w)'([^'\n]{3,80})'(?!\w)")
 LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 CAMEL = re.compile(r"[a-z][A-Z]")
+PROSE_MARK = "\x00prose "  # a window that is one sentence of a docstring or comment
+PRONOUNS = frozenset({"it", "this", "they", "these", "that", "which", "its", "each", "all"})
+COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|--)")
+DOC_QUOTES = re.compile(r'"""|\'\'\'')
+PROSE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(\[])|\n\s*\n")
+# A claim of time or condition, and the clause that says which: up to the next stop or comma.
+CONDITION = re.compile(r"\b(?:when(?:ever)?|if|only|unless|once)\b([^,.;:()\[]{0,80})", re.IGNORECASE)
+CONDITION_LINE = re.compile(r"^\s*(?:}\s*)?(?:if|elif|else|while|for|case|when|except|catch|switch|unless|guard|"
+                            r"match)\b|\bif\b.+\belse\b|\?[^?:]+:|&&|\|\|")
+# Words a sentence may use for what the code writes in its own way, by the code that says them.
+CODE_FORMS = ((re.compile(r"\bfor\b.+\bin\b|\bfor\s*\(|\.forEach\(|\brange\b"), "iterates loops over each"),
+              (re.compile(r"\.items\(\)|\bdict\b|\bMap\b|\bmap\["), "dictionary mapping"),
+              (re.compile(r"^\s*del\b|\bdelete\b|\.(?:pop|remove|discard)\("), "removes deletes drops"),
+              (re.compile(r"\braise\b|\bthrow\b|\bpanic\("), "raises throws error"),
+              (re.compile(r"\breturn\b"), "returns gives"))
 
 
 def code_names(text: str) -> set[str]:
@@ -70,7 +94,8 @@ def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
     text = PLACE.sub(" ", LIST_MARK.sub("", sentence))
     known_text = "\n".join(sources) + "\n" + question
     known = grounding.words(known_text)
-    missing = [name for name in code_names(text) if not all(part in known for part in name.split(".") if part)]
+    missing = [name for name in code_names(text) if not all(part in known for part in name.split(".") if part)
+               and not _attribute_on(name, known_text)]
     numbers = set(re.findall(r"\d+(?:\.\d+)?", known_text))
     missing += [n.lstrip("-") for n in NUMBER.findall(text) if n.lstrip("-") not in numbers]
     for match in QUOTED.finditer(text):
@@ -78,6 +103,12 @@ def unbacked(sentence: str, sources: list[str], question: str) -> list[str]:
         if " " in quoted and quoted not in known_text:
             missing.append(f'"{quoted}"')
     return list(dict.fromkeys(missing))
+
+
+def _attribute_on(name: str, text: str) -> bool:
+    """`self.x` or `obj.x` written in a sentence, where the line has the attribute `.x` of some receiver."""
+    parts = [p for p in name.split(".") if p]
+    return len(parts) > 1 and bool(re.search(rf"\.{re.escape(parts[-1])}\b", text))
 
 
 @dataclass(frozen=True)
@@ -95,6 +126,7 @@ class Lines:
                  outlines: Mapping[int, Sequence[tuple[int, str]]] | None = None) -> None:
         self.excerpts = list(excerpts)
         self.outlines = dict(outlines or {})  # by excerpt number: (line, text) of its definition's outline
+        self.blocks: dict[int, list[tuple[int, int] | None]] = {}  # by excerpt number: each row's prose block
 
     def window(self, excerpt: grounding.Excerpt, line: int) -> str | None:
         """The cited line, the lines beside it, the first line of the definition it is in and that
@@ -109,6 +141,49 @@ class Lines:
                    if abs(number - line) > NEAR]
         return "\n".join([excerpt.name, *head, *near, *outline])
 
+    def windows(self, excerpt: grounding.Excerpt, line: int) -> list[str] | None:
+        """What a sentence citing `line` may be backed by: its window; where the line is prose (a
+        docstring or a comment), each sentence of that prose the line is part of, one at a time, with
+        the definition's name. None when the excerpt does not show that line."""
+        window = self.window(excerpt, line)
+        if window is None:
+            return None
+        prose = self.prose(excerpt, line)
+        return [f"{PROSE_MARK}{excerpt.name}\n{sentence}" for sentence in prose] if prose else [window]
+
+    def conditions(self, excerpt: grounding.Excerpt, line: int) -> str:
+        """The conditions a claim of "when" or "if" citing `line` may stand on: the line itself where it
+        is a condition (or prose), and the headers of the branches that enclose it; for a definition's
+        first line, the conditions of its outline."""
+        rows = excerpt.text.splitlines()
+        i = line - excerpt.start_line
+        if not 0 <= i < len(rows):
+            return ""
+        out = [rows[i]] if CONDITION_LINE.search(rows[i]) or self.prose(excerpt, line) else []
+        indent = len(rows[i]) - len(rows[i].lstrip())
+        for j in range(i - 1, -1, -1):
+            text = rows[j]
+            if not text.strip() or len(text) - len(text.lstrip()) >= indent:
+                continue
+            indent = len(text) - len(text.lstrip())
+            if DEF_LINE.match(text):
+                break
+            if CONDITION_LINE.search(text):
+                out.append(text)
+        if DEF_LINE.match(rows[i]):
+            out += [text for _, text in self.outlines.get(excerpt.number, ()) if CONDITION_LINE.search(text)]
+        return "\n".join(out)
+
+    def prose(self, excerpt: grounding.Excerpt, line: int) -> list[str]:
+        """The sentences of the docstring or comment `line` is part of that it holds a part of ([]: code)."""
+        rows = excerpt.text.splitlines()
+        if excerpt.number not in self.blocks:
+            self.blocks[excerpt.number] = _prose_blocks(rows)
+        blocks = self.blocks[excerpt.number]
+        i = line - excerpt.start_line
+        block = blocks[i] if 0 <= i < len(blocks) else None
+        return _prose_sentences(rows, i, block) if block is not None else []
+
     def cited(self, sentence: str) -> list[tuple[grounding.Excerpt, int | None]]:
         """The excerpts a sentence cites, each with its cited line (None for a whole excerpt)."""
         out = []
@@ -121,6 +196,54 @@ class Lines:
                 whole = not single and first == e.start_line and int(last) == e.end_line
                 out.append((e, None if whole else first))
         return out
+
+
+def _prose_sentences(rows: list[str], i: int, block: tuple[int, int]) -> list[str]:
+    """The sentences of the prose `block` (rows first..last) that row `i` holds a part of (a row may
+    end one sentence and start the next)."""
+    first, last = block
+    joined, spans = "", []
+    for j in range(first, last + 1):
+        text = _unmarked(rows[j])
+        spans.append((len(joined), len(joined) + len(text)))
+        joined += text + "\n"
+    mine = spans[i - first]
+    out, start = [], 0
+    for match in [*PROSE_END.finditer(joined), None]:
+        end = match.start() if match else len(joined)
+        if start < mine[1] and end > mine[0] and joined[start:end].strip():
+            out.append(" ".join(joined[start:end].split()))
+        start = match.end() if match else end
+    return out
+
+
+def _prose_blocks(rows: list[str]) -> list[tuple[int, int] | None]:
+    """For each row, the rows (first, last) of the comment run or docstring it is in; None for code."""
+    out: list[tuple[int, int] | None] = [None] * len(rows)
+    j = 0
+    while j < len(rows):
+        if COMMENT.match(rows[j]):
+            last = j
+            while last + 1 < len(rows) and COMMENT.match(rows[last + 1]):
+                last += 1
+            out[j:last + 1] = [(j, last)] * (last + 1 - j)
+            j = last + 1
+            continue
+        quotes = len(DOC_QUOTES.findall(rows[j]))
+        if quotes == 1:  # a docstring opens here and closes at the next row with quotes
+            last = next((k for k in range(j + 1, len(rows)) if DOC_QUOTES.search(rows[k])), len(rows) - 1)
+            out[j:last + 1] = [(j, last)] * (last + 1 - j)
+            j = last + 1
+            continue
+        if quotes >= 2 and DOC_QUOTES.match(rows[j].strip()):
+            out[j] = (j, j)  # a docstring on one line
+        j += 1
+    return out
+
+
+def _unmarked(row: str) -> str:
+    """A row of a comment or docstring without its comment mark or quotes."""
+    return DOC_QUOTES.sub(" ", re.sub(r"^\s*(?:#+|//+|/\*+|\*+/?|--)", " ", row)).replace("*/", " ").strip()
 
 
 def _enclosing(lines: list[str], i: int) -> list[int]:
@@ -142,14 +265,35 @@ def _content(text: str) -> set[str]:
     return grounding._content_words(text) - GENERIC
 
 
-def why_not(sentence: str, window: str, question: str) -> str:
-    """Why `window` does not hold what `sentence` claims ("" where it does)."""
+def _known(window: str) -> set[str]:
+    """The words a window holds, and those of the code forms it writes (CODE_FORMS)."""
+    known = _content(window)
+    for pattern, words in CODE_FORMS:
+        if any(pattern.search(row) for row in window.splitlines()):
+            known |= grounding._content_words(words)
+    return known
+
+
+def _unmet_condition(text: str, conditions: str, question: str) -> str:
+    """The condition a sentence claims ("when the host changes") where no condition it may stand on
+    holds a word of it ("" where one does, or it claims none)."""
+    held = _known(conditions)
+    for match in CONDITION.finditer(text):
+        clause = _content(match.group(1)) - _content(question)
+        if clause and not clause & held:
+            return "its condition is on no condition of the line it cites: " + " ".join(match.group(1).split()[:6])
+    return ""
+
+
+def why_not(sentence: str, window: str, question: str, conditions: str | None = None) -> str:
+    """Why `window` does not hold what `sentence` claims ("" where it does); `conditions`: the conditions
+    a claim of "when" or "if" may stand on (Lines.conditions), None for no such check."""
     text = claims(sentence)
     missing = unbacked(text, [window], question)
     if missing:
         return "not on the line it cites: " + ", ".join(missing[:3])
     said = _content(text)
-    known = _content(window)
+    known = _known(window)
     asked = _content(question)
     beyond = _beyond_echo(text, question)
     echoed = len(beyond.split()) < len(re.findall(r"\w+", text))
@@ -159,7 +303,24 @@ def why_not(sentence: str, window: str, question: str) -> str:
         return "most of its words are not on the line it cites: " + ", ".join(sorted(said - known)[:3])
     if said and not (said & known) - asked:
         return "says nothing the line holds beyond the question"
-    return _subject(text, window)
+    return (_subject(text, window) or (_other_subject(text, window) if window.startswith(PROSE_MARK) else "")
+            or (_unmet_condition(text, conditions, question) if conditions is not None else ""))
+
+
+def _other_subject(text: str, window: str) -> str:
+    """Where the prose sentence a claim cites is about something the claim never names, and the claim
+    about something else ("The app context is pushed …" cited for "The request context is …")."""
+    prose = window.split("\n", 1)[-1]
+    verb, claim_verb = SUBJECT_END.search(prose), SUBJECT_END.search(text)
+    if verb is None or claim_verb is None or verb.start() == 0:
+        return ""  # an imperative ("Return the …") is said of the definition itself
+    head = prose[:verb.start()].split()
+    if not head or head[0].lower() in PRONOUNS:
+        return ""
+    theirs, mine = _content(" ".join(head)), _content(text[:claim_verb.start()])
+    if theirs - _content(text) and mine - theirs:
+        return "the sentence it cites is about " + " ".join(head)[:40]
+    return ""
 
 
 def _beyond_echo(text: str, question: str) -> str:
@@ -212,17 +373,20 @@ def hold(sentence: str, lines: Lines, question: str) -> Held:
     """The line that backs a sentence. A cited line is the only one tried; a cited excerpt's lines,
     or where nothing is cited every excerpt's, are tried in order and the first that backs it wins."""
     cited = lines.cited(sentence)
+    conditional = bool(CONDITION.search(claims(sentence)))
     pinned = [(e, line) for e, line in cited if line is not None]
     if pinned:
         reasons = []
         for e, line in pinned:
             for near in sorted(range(line - SLACK, line + SLACK + 1), key=lambda n: abs(n - line)):
-                window = lines.window(e, near)
-                if window is None:
+                windows = lines.windows(e, near)
+                if windows is None:
                     if near == line:
                         reasons.append("cites a line it was not shown")
                     continue
-                why = why_not(sentence, window, question)
+                conditions = lines.conditions(e, near) if conditional else None
+                whys = [why_not(sentence, window, question, conditions) for window in windows]
+                why = "" if "" in whys else whys[0]
                 if not why:
                     return Held(f"{e.path}:{near}")
                 if near == line:
@@ -235,10 +399,13 @@ def hold(sentence: str, lines: Lines, question: str) -> Held:
     for e in candidates:
         rows = e.text.splitlines()
         for line in range(e.start_line, e.end_line + 1):
-            window = lines.window(e, line)
-            if window is None:
+            windows = lines.windows(e, line)
+            if windows is None:
                 continue
-            why = why_not(sentence, window, question)
+            conditions = lines.conditions(e, line) if conditional else None
+            whys = [why_not(sentence, w, question, conditions) for w in windows]
+            why = "" if "" in whys else whys[0]
+            window = windows[whys.index("")] if not why else windows[0]
             if not why:
                 shared = (len(said & _content(rows[line - e.start_line])), len(said & _content(window)))
                 if best is None or shared > best[0]:

@@ -43,11 +43,7 @@ def _word_tokens(word: str) -> tuple[str, ...]:
 
 # Words that say nothing of where an answer lies in code: glue, and the words every question about
 # code uses ("function", "value"). Read by stems() below.
-STEM_STOP = frozenset((
-    "the this that these those with from into about which what when where while does have been there their "
-    "then than them they will would could should also only each every some such more most other used uses "
-    "using code file files function method class module value values answer question excerpt excerpts "
-    "line lines based provided given here your you how why").split())
+STEM_STOP = frozenset(["the", "this", "that", "these", "those", "with", "from", "into", "about", "which", "what", "when", "where", "while", "does", "have", "been", "there", "their", "then", "than", "them", "they", "will", "would", "could", "should", "also", "only", "each", "every", "some", "such", "more", "most", "other", "used", "uses", "using", "code", "file", "files", "function", "method", "class", "module", "value", "values", "answer", "question", "excerpt", "excerpts", "line", "lines", "based", "provided", "given", "here", "your", "you", "how", "why"])
 STEM = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 

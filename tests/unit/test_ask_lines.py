@@ -111,3 +111,44 @@ def test_a_line_reference_becomes_a_place_even_split_across_tokens():
     text = "It is minified [1:13], or [1:15-16]; [7:3] and [x:1] stay.\n"
     out = "".join(stream.feed(text[i:i + 2]) for i in range(0, len(text), 2)) + stream.close()
     assert out == "It is minified [pkg/files.py:13], or [pkg/files.py:15-16]; [7:3] and [x:1] stay.\n"
+
+
+CONTEXTS = '''class RequestContext:
+    """The request context. It is pushed at the start of each request
+    and popped at its end. The app context is also pushed when running
+    CLI commands, without a request."""
+
+    def carry(self, headers, other_host):
+        # Credentials stay with the host that asked for them.
+        if "Authorization" in headers and other_host:
+            del headers["Authorization"]
+        for prefix, adapter in self.adapters.items():
+            adapter.close()
+'''
+
+
+def near_words(sentence: str, question: str = "how does the request context work?") -> lines.Held:
+    e = [grounding.Excerpt(1, "pkg/ctx.py", 1, 11, "pkg.ctx.RequestContext", CONTEXTS, 0)]
+    return lines.hold(sentence, lines.Lines(e), question)
+
+
+def test_a_docstring_backs_a_sentence_only_with_one_sentence_of_its_own():
+    assert near_words("The request context is pushed at the start of each request [pkg/ctx.py:2].").place
+    # its words are all in the docstring, but gathered from two of its sentences
+    gathered = near_words("The request context is popped when running CLI commands [pkg/ctx.py:3].")
+    assert gathered.place == "" and gathered.why
+
+
+def test_a_condition_must_stand_on_a_condition_of_the_line(monkeypatch):
+    monkeypatch.setattr(lines, "SLACK", 0)  # the cited line alone: the loop below it has an adapter in its condition
+    question = "when is the Authorization header removed?"
+    assert near_words("The header is deleted when the credentials go to another host [pkg/ctx.py:9].",
+                      question).place == "pkg/ctx.py:9"
+    late = near_words("The Authorization header is deleted when an adapter is closed [pkg/ctx.py:9].", question)
+    assert late.place == "" and "condition" in late.why
+
+
+def test_an_attribute_written_with_its_receiver_and_a_loop_in_words():
+    assert near_words("It iterates over the adapters in the `self.adapters` dictionary [pkg/ctx.py:10].").place
+    assert near_words("It closes each adapter of `session.adapters` [pkg/ctx.py:10].").place
+    assert near_words("It closes each adapter of `session.sockets` [pkg/ctx.py:10].").why
