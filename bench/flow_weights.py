@@ -4,7 +4,9 @@ the facts are scored on it as `codeasst eval ask` scores them (the same `ask`, t
 
     CODEASST_MIRRORS=/work/.mirror python bench/flow_weights.py --split tune
 
-Variants: as built; a utility not weighed down; the outline's words not counted; the chain's end
+Variants (issue 51, the outline): the share of a definition's outline the question's lines may take
+first (0.3, 0.5 as built, 0.7); no question focus; no work line kept under a branch.
+Variants (issue 43): as built; a utility not weighed down; the outline's words not counted; the chain's end
 allowed to share a single word; no flow at all (ask.flow = false); more outline lines in all, or a
 definition; a third definition in the lead. Rows without a key are skipped.
 """
@@ -54,7 +56,25 @@ def variants():
             ask.DEFINITION_LINES = n
         return patch
 
-    return {"as built": as_built, "utility not weighed down": no_utility,
+    def match_share(share):
+        def patch():
+            from codeasst.index import outline
+
+            outline.MATCH_SHARE = share
+        return patch
+
+    def no_focus():
+        from codeasst.index import outline
+
+        outline.Focus.of = classmethod(lambda cls, question: cls(frozenset()))
+
+    def no_work_lines():
+        from codeasst.index import outline
+
+        outline._work = lambda node, grammar, kinds: None
+
+    return {"as built": as_built, "match share 0.3": match_share(0.3), "match share 0.7": match_share(0.7),
+            "no question focus": no_focus, "no work lines": no_work_lines, "utility not weighed down": no_utility,
             "outline words not counted": no_outline_words, "a one-word end": one_word_ends,
             "outline 45 lines": outline_lines(45), "outline 60 lines": outline_lines(60),
             "3 definitions in the lead": lead_of(3), "12 lines a definition": per_definition(12),
