@@ -5,7 +5,7 @@ the facts are scored on it as `codeasst eval ask` scores them (the same `ask`, t
     CODEASST_MIRRORS=/work/.mirror python bench/flow_weights.py --split tune
 
 Variants (issue 51, the outline): the share of a definition's outline the question's lines may take
-first (0.3, 0.5 as built, 0.7); no question focus; no work line kept under a branch.
+first (0.3, 0.5, 0.7 as built: chosen on the tune splits); no question focus; no work line kept under a branch.
 Variants (issue 43): as built; a utility not weighed down; the outline's words not counted; the chain's end
 allowed to share a single word; no flow at all (ask.flow = false); more outline lines in all, or a
 definition; a third definition in the lead. Rows without a key are skipped.

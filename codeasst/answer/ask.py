@@ -13,12 +13,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 from codeasst import prompt
-from codeasst.answer import checking, flow, grounding
+from codeasst.answer import checking, flow, grounding, registrations
 from codeasst.answer.citations import Citation, attach_citations, check_citations, new_places
 from codeasst.answer.relations import RelationCheck
 from codeasst.backends.base import LLM, GenerationParams
 from codeasst.errors import UsageError
-from codeasst.index.graphdb import CodeGraph, read_graph
+from codeasst.index.graphdb import CodeGraph, DefRow, read_graph
 from codeasst.index.outline import Focus
 from codeasst.index.summary import Progress
 from codeasst.retrieve import intent
@@ -64,6 +64,7 @@ class Answer:
     abstained: bool = False
     note: str = ""
     outlines: list[dict] = field(default_factory=list)  # the lead's definitions' outlines (Outline.to_json())
+    registrations: dict | None = None  # "where do I add X?": where the Xs are registered (registrations.py)
 
     @property
     def body(self) -> str:
@@ -86,6 +87,7 @@ class Answer:
             "abstained": self.abstained,
             "left_out": [{"text": text, "why": why} for text, why in self.left_out],
             "outlines": self.outlines,
+            "registrations": self.registrations,
             "timings": self.timings,
             "dense": self.retrieval.dense if self.retrieval else None,
         }
@@ -127,6 +129,7 @@ class _Plan:
     definitions: list[checking.Definition] = field(default_factory=list)
     graph: CodeGraph | None = None  # for the relation check, closed when the answer ends
     excerpt_outlines: dict[int, list] = field(default_factory=dict)  # by excerpt number, for the line check
+    registered: list[tuple[str, int, int]] = field(default_factory=list)  # the registrations the lead shows
 
 
 def ask(services: Services, question: str, stdin_text: str | None = None, *,
@@ -174,11 +177,20 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
     answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt)
     plan = _Plan([], [])
     if checked:
-        # The lead is retrieval's, flow or not: the definition the best hits show.
+        # The lead is retrieval's, flow or not: the definition the best hits show. Asked where to add
+        # an X, it is where the existing Xs are registered, and the definitions in those files only.
+        where = registrations.find(services.repo.root, result.files, bounded)
+        if where is not None and where.registered():
+            _read_first(services, answer, where.registered(), bounded, budget, per_excerpt)
         plan.definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                          intent.WANTED[result.intent], services.repo.root)
+        if where is not None:
+            answer.registrations = where.to_json()
+            plan.registered = where.places()
+            plan.definitions = [d for d in plan.definitions if d.path in {p for p, _, _ in plan.registered}]
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
-        path = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if cfg.flow else None
+        follow = cfg.flow and where is None
+        path = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if follow else None
         # Outlines for the lead's definitions, then for the definition the chain ends at, the one that
         # does the work; then the chain's other steps, while ask.outline_lines last.
         steps = [] if path is None else [*path.chain[-1:], *path.chain[1:-1]]
@@ -186,7 +198,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         outlines = _outlines(services, plan.graph, places + [(d.path, d.line, d.end_line) for d in steps],
                              cfg.outline_lines, Focus.of(bounded))
         answer.outlines = [o.to_json() for o in outlines.values()]
-        plan.lead = checking.render_lead(plan.definitions, outlines) + (path.render(outlines) if path else "")
+        plan.lead = ((where.render() if where is not None else "") + checking.render_lead(plan.definitions, outlines)
+                     + (path.render(outlines) if path else ""))
         plan.excerpt_outlines = _excerpt_outlines(services, plan.graph, answer)
     ranks = sorted({e.rank for e in answer.excerpts})
     result.hits = [result.hits[r] for r in ranks]
@@ -223,6 +236,16 @@ def _excerpt_outlines(services: Services, code_graph: CodeGraph | None, answer: 
         if found is not None:
             out[e.number] = [(line.number, line.text) for line in found.lines]
     return out
+
+
+def _read_first(services: Services, answer: Answer, places: list[tuple[str, int, int]], bounded: str, budget: int,
+                per_excerpt: int) -> None:
+    """The lines at `places` (path, first line, last line) become the first excerpts, read from their files."""
+    result = answer.retrieval
+    rows = [DefRow(0, path, path, path, "registrations", line, end, "", "") for path, line, end in places]
+    first = flow.chain_hits(services.repo.root, rows, result.hits, WHOLE_CHARS)
+    result.hits = first + [f for f in result.hits if all(f is not c for c in first)]
+    answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(first))
 
 
 def _follow_flow(services: Services, answer: Answer, code_graph: CodeGraph | None, bounded: str, budget: int,
@@ -325,6 +348,8 @@ def _settle_citations(services: Services, answer: Answer, plan: _Plan, model_tex
             # Only the citations of what is shown: a sentence left out takes its citation with it.
             listed = [Citation(d.path, d.line, d.end_line, True, "codeasst's definition listing", attached=True)
                       for d in plan.definitions]
+            listed += [Citation(path, line, end, True, "codeasst's registration listing", attached=True)
+                       for path, line, end in plan.registered]
             held = [Citation(path, line, line, True, "the line this sentence was checked against")
                     for path, line in checker.places]
             answer.citations = new_places(listed + held, [])

@@ -67,7 +67,7 @@ RANK = {"first": 0, "raise": 1, "return": 1, "exit": 1, "branch": 2, "loop": 2, 
         "assign": 5, "delete": 5, "work": 5, "call": 6, "match": 7, "fill": 8}
 # Where a question is asked, this many of a definition's best-matching lines (with the branch around
 # each) come before every kind above but the first line: the rest keep their kind's rank.
-MATCH_SHARE = 0.5
+MATCH_SHARE = 0.7
 # A question word on more than this share of a definition's lines tells none of them apart.
 COMMON_SHARE = 0.34
 MATCHED_METHODS = 3  # of a class asked about, the methods shown with their own outlines

@@ -87,8 +87,19 @@ def definitions(root: Path, files: list[str], names: list[str], timeout: float =
     return hits
 
 
-def _run(root: Path, files: list[str], base: list[str], timeout: float) -> list[tuple[str, int, str]]:
-    """(path, line, matched text) for every match of the rg command `base` over `files`."""
+def lines_matching(root: Path, files: list[str], pattern: str, per_file: int = 400,
+                   timeout: float = 10.0) -> list[tuple[str, int, str]]:
+    """(path, line, the whole line) for every line of `files` that the regex `pattern` matches."""
+    if not files:
+        return []
+    base = [rg_binary(), "--json", "--no-config", "--no-ignore", "--max-count", str(per_file), "-e", pattern]
+    return [(path, line, text) for path, line, text in _run(root, files, base, timeout, whole_lines=True)]
+
+
+def _run(root: Path, files: list[str], base: list[str], timeout: float,
+         whole_lines: bool = False) -> list[tuple[str, int, str]]:
+    """(path, line, matched text) for every match of the rg command `base` over `files` (`whole_lines`:
+    the line matched, once a line)."""
     found = []
     for start in range(0, len(files), BATCH_FILES):
         batch = files[start : start + BATCH_FILES]
@@ -104,6 +115,10 @@ def _run(root: Path, files: list[str], base: list[str], timeout: float) -> list[
             if event.get("type") != "match":
                 continue
             data = event["data"]
+            if whole_lines:
+                found.append((data["path"]["text"], data["line_number"],
+                              data["lines"].get("text", "").rstrip("\r\n")))
+                continue
             for sub in data.get("submatches", []):
                 found.append((data["path"]["text"], data["line_number"], sub["match"].get("text", "")))
     return found

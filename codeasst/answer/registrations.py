@@ -1,0 +1,323 @@
+""""Where do I add X?" answered as a maintainer answers it in review: here is where the existing Xs
+are registered, here is one of them to copy, and here is what else names it (its tests, its docs).
+
+A registration is a line that hands a handler to whatever dispatches it:
+- a decorator: `@app.get("/items")`, `@router.post(...)`, `@cli.command()`, `@hookimpl`;
+- a call: `app.add_url_rule(...)`, `app.include_router(...)`, `cli.add_command(...)`,
+  `app.add_typer(...)`, `registry.register(...)`, `mux.HandleFunc("/x", ...)`, `r.GET("/x", ...)`,
+  `app.use("/x", ...)`, `app.command()(fn)`;
+- a table entry: `Route("/x", handler)`, `path("x/", view)`;
+- an entry point: `name = "pkg.module:func"` under `[project.scripts]` or an entry-points group, or
+  `"name = pkg.module:func"` in `setup.py` / `setup.cfg`. These files are read as text, never
+  imported or run.
+
+The Xs a question asks about (endpoints, commands, plugins, middleware, tools) decide which
+registrations count; the file that holds most of them, in the code rather than its tests or
+examples, leads. Found by ripgrep over the indexed files; every line shown is a line of a file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codeasst.index.roles import role_of
+from codeasst.index.words import stems
+from codeasst.retrieve import lexical
+
+ASKS = re.compile(
+    r"^\W*(?:where|how|which\s+file|in\s+which\s+file|what\s+file)\b.{0,40}?\b"
+    r"(?:add|register|create|put|define|declare|hook\s+up|wire|plug\s+in|mount|introduce|implement|write)\w*\s+"
+    r"(?:(?:a|an|the|new|another|my|our|own|custom|extra|more|one)\s+)*(?P<thing>[\w /.-]{2,60}?)\s*"
+    r"(?:\?|$|\s(?:to|in|for|so|that|with)\b)", re.IGNORECASE)
+WHERE_IS = re.compile(
+    r"^\W*where\s+(?:is|are|do|does)\s+(?:the\s+|an?\s+)?(?P<thing>[\w /.-]{2,40}?)\s+(?:get\s+)?"
+    r"(?:registered|configured|declared|set\s+up|wired|mounted|listed|added|hooked)\b", re.IGNORECASE)
+
+# What a question's X is, by its words, and the verbs that register one.
+KINDS = {
+    "endpoint": ({"endp", "rout", "url", "api", "view", "page", "webh", "http", "rest"},
+                 {"get", "post", "put", "patch", "delete", "head", "options", "route", "all", "api_route",
+                  "websocket", "add_url_rule", "add_api_route", "add_route", "add_api_websocket_route",
+                  "include_router", "register_blueprint", "mount", "handlefunc", "handle", "any", "group", "use",
+                  "Route", "Mount", "WebSocketRoute", "path", "re_path", "url", "APIRoute"}),
+    "command": ({"comm", "subc", "cli", "cmd", "verb", "scri"},
+                {"command", "add_command", "add_typer", "add_parser", "add_subparsers", "group", "addcommand",
+                 "subcommand", "script", "entry point"}),
+    "plugin": ({"plug", "exte", "hook", "back", "prov", "load", "expo", "form", "rend", "repo", "chec", "rule"},
+               {"register", "hookimpl", "hookspec", "plugin", "add_plugin", "extension", "entry point"}),
+    "middleware": ({"midd"}, {"add_middleware", "middleware", "use"}),
+    "tool": ({"tool"}, {"tool", "add_tool", "register_tool"}),
+}
+_VERBS = r"(?:add_url_rule|add_api_route|add_route|add_api_websocket_route|include_router|register_blueprint|" \
+         r"add_command|add_typer|add_parser|add_subparsers|register|register_tool|add_tool|add_middleware|" \
+         r"add_plugin|HandleFunc|Handle|AddCommand|mount|command)"
+# One ripgrep pattern for every kind of registration line (Rust regex syntax); _classify reads them.
+PATTERN = "|".join([
+    r"^\s*@\s*[A-Za-z_][\w.]*",  # a decorator
+    rf"\.{_VERBS}\s*\(",  # a registration call
+    r"\.(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group)\s*\(\s*[\"'`]/",
+    r"\b(?:Route|Mount|WebSocketRoute|path|re_path|url|APIRoute)\(\s*r?[\"'/]",  # a route table's entry
+    r"\b[A-Z][A-Za-z]*\(\s*r?[\"']",  # a table's entry made by name: Tool("search", ...), Command("x", ...)
+    r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
+    r"[\"'][\w.-]+\s*=\s*[\w.]+:[\w.]+[\"']",  # an entry point in setup.py / setup.cfg
+])
+_DECORATOR = re.compile(r"^\s*@\s*(?:[A-Za-z_][\w.]*\.)?(?P<verb>[A-Za-z_]\w*)\s*(?P<call>\()?")
+_CALL = re.compile(rf"\.(?P<verb>{_VERBS}|get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|"
+                   r"DELETE|Any|Group)\s*\(")
+_TABLE = re.compile(r"\b(?P<verb>Route|Mount|WebSocketRoute|path|re_path|url|APIRoute|[A-Z][A-Za-z]*)\(\s*r?[\"'/]")
+# Verbs that register only with a route as their first argument: `app.use("/x", ...)`, not `dict.get(key)`
+# nor a screen's `mount(widget)`.
+_ROUTED = {"get", "post", "put", "patch", "delete", "head", "options", "all", "use", "route", "mount", "handle",
+           "handlefunc", "group", "any", "GET", "POST", "PUT", "PATCH", "DELETE", "Any", "Group", "HandleFunc",
+           "Handle"}
+_ROUTE_ARG = re.compile(r"\(\s*r?[\"'`]/")
+_ENTRY = re.compile(r"[\w.]+:[\w.]+[\"']")
+_KEY = re.compile(r"[\"'`]([^\"'`\n]{1,60})[\"'`]")
+SHOWN = 4  # registrations shown of a site; the rest are counted
+MAX_SITES = 2
+PATTERN_LINES = 8
+ALSO_FILES = 3
+# A file of this role holds registrations a user copies less: tests register routes of their own.
+ROLE_WEIGHT = {"implementation": 1.0, "config": 1.0, "example": 0.5, "benchmark": 0.3, "test": 0.2, "fixture": 0.1,
+               "docs": 0.1, "generated": 0.1, "vendored": 0.1}
+
+
+@dataclass
+class Site:
+    """The registrations of one file: (line, text) each, and how they register."""
+
+    path: str
+    lines: list[tuple[int, str]]
+    verbs: list[str]
+    score: float = 0.0
+    count: int = 0  # the things registered: a loop's line registers each of its items
+    first: tuple[int, int] = (0, 0)  # the lines of the first registration (a loop's: from its `for`)
+
+    @property
+    def start(self) -> int:
+        return self.lines[0][0]
+
+    @property
+    def end(self) -> int:
+        return self.lines[-1][0]
+
+
+@dataclass
+class Registrations:
+    """Where the existing Xs are registered (best first), one to copy, and the tests and docs that name it;
+    no site: none was found."""
+
+    thing: str
+    sites: list[Site] = field(default_factory=list)
+    pattern: tuple[str, list[tuple[int, str]]] | None = None  # (path, lines)
+    also: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        if not self.sites:
+            return (f"No place in this repository registers {_plural(self.thing)}: no decorator, registration "
+                    "call, route table or entry point names one.\n\n")
+        out = [f"Where the existing {_plural(self.thing)} are registered:"]
+        for site in self.sites:
+            how = ", ".join(f"`{v}`" for v in dict.fromkeys(site.verbs))
+            count = site.count or len(site.lines)
+            out.append(f"- {site.path}:{site.start}-{site.end}: {count} registration{'s' if count > 1 else ''} ({how})")
+            out += [f"  {n:>6}  {text.rstrip()}" for n, text in site.lines[:SHOWN]]
+            if len(site.lines) > SHOWN:
+                out.append(f"  {'':>6}  … and {len(site.lines) - SHOWN} more lines")
+        if self.pattern is not None:
+            path, lines = self.pattern
+            out.append(f"- One to copy, {path}:{lines[0][0]}-{lines[-1][0]}:")
+            out += [f"  {n:>6}  {text.rstrip()}" for n, text in lines]
+        if self.also:
+            out.append("- Named also in: " + ", ".join(self.also))
+        return "\n".join(out) + "\n\n"
+
+    def registered(self) -> list[tuple[str, int, int]]:
+        """The sites' lines, and the one to copy, as (path, first line, last line): what the model reads."""
+        out = [(s.path, s.start, min(s.end, s.start + 60)) for s in self.sites]
+        return out + ([(self.pattern[0], self.pattern[1][0][0], self.pattern[1][-1][0])] if self.pattern else [])
+
+    def places(self) -> list[tuple[str, int, int]]:
+        """The lead's items as (path, first line, last line), in the order shown."""
+        out = [(s.path, s.start, s.end) for s in self.sites]
+        if self.pattern is not None:
+            out.append((self.pattern[0], self.pattern[1][0][0], self.pattern[1][-1][0]))
+        return out
+
+    def to_json(self) -> dict:
+        return {"thing": self.thing, "places": [{"path": p, "start_line": s, "end_line": e} for p, s, e in self.places()],
+                "found": len(self.sites)}
+
+
+def _plural(thing: str) -> str:
+    return thing if thing.endswith("s") else thing + "s"
+
+
+def asked(question: str) -> str | None:
+    """The X of "where do I add X?" (and of "how do I register X", "where is X configured"); None for
+    any other question."""
+    match = ASKS.search(question) or WHERE_IS.search(question)
+    if match is None:
+        return None
+    words = match.group("thing").split()
+    return " ".join(words[-3:]) if words else None
+
+
+def kind_of(thing: str) -> str | None:
+    """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint)."""
+    for word in reversed(thing.split()):
+        found = stems(word)
+        for kind, (words, _verbs) in KINDS.items():
+            if found & words:
+                return kind
+    return None
+
+
+def find(root: Path, files: list[str], question: str) -> Registrations | None:
+    """Where the Xs the question asks to add are registered; None where it asks no such thing."""
+    thing = asked(question)
+    if thing is None:
+        return None
+    kind = kind_of(thing)
+    verbs = KINDS[kind][1] if kind else set()
+    wanted = stems(thing.split()[-1])  # "database migration": a verb or table named for migrations
+    by_file: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    for path, number, text in lexical.lines_matching(root, files, PATTERN):
+        verb = _classify(path, text)
+        if verb and (verb in verbs or stems(verb) & wanted):
+            by_file[path].append((number, text, verb))
+    sites = [_site(root, path, found) for path, found in by_file.items()]
+    sites.sort(key=lambda s: (-s.score, s.path))
+    sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
+    found = Registrations(thing, sites)
+    if sites:
+        found.pattern = _pattern(root, sites[0])
+        found.also = _also(root, files, found.pattern, {s.path for s in sites})
+    return found
+
+
+def _weight(text: str, verb: str) -> float:
+    """A registration's weight: a table entry made by a class's name (`Command("x", ...)`) may be any
+    record of that name, so it counts half of a decorator or a registration call."""
+    return 0.5 if verb[:1].isupper() and not text.lstrip().startswith("@") and "." + verb not in text else 1.0
+
+
+def _site(root: Path, path: str, found: list[tuple[int, str, str]]) -> Site:
+    """A file's registrations as a site, weighed by how many things they register and the file's role."""
+    rows = _rows(root, path)
+    lines: dict[int, str] = {}
+    count, score, first = 0, 0.0, (0, 0)
+    for number, text, verb in sorted(found):
+        items, header = _loop_items(rows, number)
+        lines.update({n: rows[n - 1] for n in range(header, number)})  # the loop that registers each item
+        lines[number] = text
+        count += items
+        score += _weight(text, verb) * items
+        first = first if count > items else (header, number)
+    return Site(path, sorted(lines.items()), [_shown_verb(t, v) for _, t, v in found],
+                score * ROLE_WEIGHT.get(role_of(path), 0.5), count, first)
+
+
+def _loop_items(rows: list[str], number: int) -> tuple[int, int]:
+    """How many things the registration on line `number` registers, and the line its loop starts on:
+    the items of the `for` loop it is the body of (`for command in (index, search, ...):
+    app.command()(command)`), else one and `number`."""
+    if not 0 < number <= len(rows):
+        return 1, number
+    indent = _indent(rows[number - 1])
+    for i in range(number - 2, max(number - 8, -1), -1):
+        if rows[i].strip() and _indent(rows[i]) < indent:
+            header = " ".join(row.strip() for row in rows[i:number - 1])
+            if not header.startswith("for ") or " in " not in header:
+                return 1, number
+            iterable = header.split(" in ", 1)[1].rstrip(": ")
+            return max(1, len([item for item in iterable.strip("()[] ").split(",") if item.strip()])), i + 1
+    return 1, number
+
+
+def _rows(root: Path, path: str) -> list[str]:
+    try:
+        return (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _classify(path: str, text: str) -> str | None:
+    """How a line registers: its verb (`get`, `add_command`, `entry point`), or None (a comment, a
+    docstring's example in backticks)."""
+    if text.lstrip().startswith(("#", "//", "*", "/*", "- ", ">")) or "`" in text:
+        return None
+    name = Path(path).name
+    if name in ("pyproject.toml", "setup.py", "setup.cfg", "package.json"):
+        return "entry point" if _ENTRY.search(text) else None
+    match = _DECORATOR.match(text)
+    if match:
+        return match.group("verb")
+    match = _CALL.search(text)
+    if match and (match.group("verb") not in _ROUTED or _ROUTE_ARG.match(text, match.end() - 1)):
+        return match.group("verb")
+    match = _TABLE.search(text)
+    return match.group("verb") if match else None
+
+
+def _shown_verb(text: str, verb: str) -> str:
+    """The registration as a reader knows it: `@app.get`, `.add_command`, `Route`, `entry point`."""
+    match = re.match(r"^\s*(@\s*[A-Za-z_][\w.]*)", text)
+    if match:
+        return match.group(1).replace(" ", "")
+    if verb == "entry point":
+        return verb
+    return f"{verb}(…)" if verb[:1].isupper() and "." + verb not in text or verb in ("path", "re_path", "url") \
+        else f".{verb}"
+
+
+def _pattern(root: Path, site: Site) -> tuple[str, list[tuple[int, str]]] | None:
+    """One registration to copy: the site's first, with the definition it decorates (its decorators, its
+    first line and its body), or the whole call; cut at PATTERN_LINES."""
+    rows = _rows(root, site.path)
+    if not rows:
+        return None
+    first, end = site.first  # 1-based, inclusive
+    if end > first:  # a loop that registers each item: the loop is the pattern
+        return site.path, [(n, rows[n - 1]) for n in range(first, end + 1)]
+    if rows[first - 1].lstrip().startswith("@"):
+        while end < len(rows) and rows[end - 1].lstrip().startswith("@"):  # the decorators, then the definition
+            end += 1
+        body = _indent(rows[end - 1])
+        while end < len(rows) and (not rows[end].strip() or _indent(rows[end]) > body):
+            end += 1
+    else:
+        depth = 0
+        for end in range(first, min(len(rows), first + PATTERN_LINES) + 1):
+            depth += rows[end - 1].count("(") + rows[end - 1].count("[") + rows[end - 1].count("{")
+            depth -= rows[end - 1].count(")") + rows[end - 1].count("]") + rows[end - 1].count("}")
+            if depth <= 0:
+                break
+    end = min(end, first + PATTERN_LINES - 1)
+    while end > first and not rows[end - 1].strip():
+        end -= 1
+    return site.path, [(n, rows[n - 1]) for n in range(first, end + 1)]
+
+
+def _indent(row: str) -> int:
+    return len(row) - len(row.lstrip())
+
+
+def _also(root: Path, files: list[str], pattern: tuple[str, list[tuple[int, str]]] | None,
+          sites: set[str]) -> list[str]:
+    """The tests and docs that name the registration to copy (its route, its command's name)."""
+    if pattern is None:
+        return []
+    # What names this registration elsewhere: its route, else the name of the function it registers (a
+    # command's own name, "search", is a word every test file uses).
+    keys = [k for k in _KEY.findall(pattern[1][0][1]) if k.startswith("/") and len(k) >= 3][:1]
+    if not keys:
+        match = re.search(r"\b(?:def|function|func)\s+(\w{5,})", "\n".join(t for _, t in pattern[1]))
+        keys = [match.group(1)] if match else []
+    others = [f for f in files if f not in sites and role_of(f) in ("test", "docs")]
+    if not keys or not others:
+        return []
+    return list(dict.fromkeys(hit.path for hit in lexical.grep(root, others, keys, per_file=1)))[:ALSO_FILES]

@@ -1,0 +1,128 @@
+"""'Where do I add X?' (answer/registrations.py): the question's X, the lines that register the existing
+Xs found by ripgrep, the file that holds most of them leading, one to copy, and none found said so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeasst.answer import registrations as reg
+
+ROUTES = '''from fastapi import APIRouter
+
+router = APIRouter()
+cache = {}
+
+
+@router.get("/items")
+def list_items():
+    return cache.get("items", [])
+
+
+@router.post("/items")
+def add_item(item: dict):
+    cache["items"] = [*cache.get("items", []), item]
+    return item
+'''
+MAIN = '''from fastapi import FastAPI
+
+from app import routes
+
+app = FastAPI()
+app.include_router(routes.router, prefix="/api")
+'''
+CLI = '''import click
+
+from tool import build, clean
+
+
+@click.group()
+def cli():
+    """The tool."""
+
+
+cli.add_command(build.build)
+cli.add_command(clean.clean)
+'''
+PYPROJECT = '''[project]
+name = "tool"
+
+[project.scripts]
+tool = "tool.cli:cli"
+tool-admin = "tool.admin:main"
+'''
+SCREEN = '''class Screen:
+    def show(self, view):
+        self.body.mount(view)
+        return self.data.get("title")
+'''
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> tuple[Path, list[str]]:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path, sorted(files)
+
+
+@pytest.mark.parametrize(("question", "thing"), [
+    ("where do I add an endpoint?", "endpoint"),
+    ("How do I register a new API endpoint?", "API endpoint"),
+    ("Where should I add a new command to the CLI?", "command"),
+    ("where is the middleware configured?", "middleware"),
+    ("How does the index work?", None),
+    ("What does add_item return?", None),
+])
+def test_the_question_names_what_to_add(question, thing):
+    assert reg.asked(question) == thing
+
+
+def test_routes_lead_with_where_they_are_registered_and_one_to_copy(tmp_path):
+    root, files = _repo(tmp_path, {"app/routes.py": ROUTES, "app/main.py": MAIN, "app/screen.py": SCREEN,
+                                   "tests/test_routes.py": 'def test_items(client):\n    client.get("/items")\n'})
+    found = reg.find(root, files, "where do I add an endpoint?")
+    assert [s.path for s in found.sites] == ["app/routes.py", "app/main.py"]
+    assert [n for n, _ in found.sites[0].lines] == [7, 12]
+    assert found.pattern == ("app/routes.py", [(7, '@router.get("/items")'), (8, "def list_items():"),
+                                               (9, '    return cache.get("items", [])')])
+    assert found.also == ["tests/test_routes.py"]
+    shown = found.render()
+    assert shown.startswith("Where the existing endpoints are registered:\n- app/routes.py:7-12: 2 registrations")
+    assert "mount(view)" not in shown and "data.get" not in shown  # a screen's mount and a dict's get register nothing
+
+
+def test_commands_registered_by_calls_and_entry_points(tmp_path):
+    root, files = _repo(tmp_path, {"tool/cli.py": CLI, "pyproject.toml": PYPROJECT})
+    found = reg.find(root, files, "Where do I add a command?")
+    paths = [s.path for s in found.sites]
+    assert paths[0] == "tool/cli.py" and "pyproject.toml" in paths
+    assert [n for n, _ in found.sites[0].lines] == [6, 11, 12]
+    assert "`entry point`" in found.render()
+
+
+def test_a_file_of_200_registrations_shows_a_few_and_says_how_many(tmp_path):
+    body = "".join(f'@app.get("/r{i}")\ndef r{i}():\n    return {i}\n\n' + "\n" * 11 for i in range(200))
+    root, files = _repo(tmp_path, {"api.py": "app = make()\n\n" + body})
+    assert len(body.splitlines()) > 2900
+    found = reg.find(root, files, "where do I add an endpoint?")
+    shown = found.render()
+    assert "api.py:3-" in shown and ": 200 registrations (`@app.get`)" in shown
+    assert shown.count('@app.get("/r') == reg.SHOWN + 1  # the first few, and the one to copy
+    assert f"… and {200 - reg.SHOWN} more lines" in shown
+
+
+def test_no_registration_for_the_thing_is_said_plainly(tmp_path):
+    root, files = _repo(tmp_path, {"tool/cli.py": CLI, "app/screen.py": SCREEN})
+    found = reg.find(root, files, "Where do I add a database migration?")
+    assert not found.sites and not found.places()
+    assert found.render().startswith("No place in this repository registers database migrations")
+
+
+def test_a_loop_that_registers_a_list_counts_each(tmp_path):
+    text = ("app = Typer()\nfor command in (index, search,\n                ask, fix):\n    app.command()(command)\n"
+            "app.add_typer(evals, name='eval')\n")
+    root, files = _repo(tmp_path, {"cli.py": text, "other.py": '@group.command("x")\ndef x():\n    pass\n'})
+    found = reg.find(root, files, "where do I add a command?")
+    assert found.sites[0].path == "cli.py" and found.sites[0].count == 5
+    assert found.pattern[1][0] == (2, "for command in (index, search,")
