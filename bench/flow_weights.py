@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = [ROOT / "tests/data/ask/facts.jsonl", ROOT / "tests/data/ask/sweqa.jsonl"]
+WHERE = ROOT / "tests/data/ask/where_add.jsonl"  # --where: the "where do I add X?" rows (lead_in_site)
 
 
 def variants():
@@ -73,7 +74,12 @@ def variants():
 
         outline._work = lambda node, grammar, kinds: None
 
-    return {"as built": as_built, "match share 0.3": match_share(0.3), "match share 0.7": match_share(0.7),
+    def no_registrations():
+        from codeasst.answer import registrations
+
+        registrations.find = lambda root, files, question: None
+
+    return {"as built": as_built, "no registrations": no_registrations, "match share 0.3": match_share(0.3), "match share 0.7": match_share(0.7),
             "no question focus": no_focus, "no work lines": no_work_lines, "utility not weighed down": no_utility,
             "outline words not counted": no_outline_words, "a one-word end": one_word_ends,
             "outline 45 lines": outline_lines(45), "outline 60 lines": outline_lines(60),
@@ -83,14 +89,15 @@ def variants():
             "20 lines a definition, 45 in all": lambda: (per_definition(20)(), outline_lines(45)())}
 
 
-def keyed(split: str, folder: Path) -> list[Path]:
-    """The keyed rows of `split` from each data file, in a file of the same name under `folder`."""
+def keyed(split: str, folder: Path, where: bool = False) -> list[Path]:
+    """The keyed rows of `split` from each data file (`where`: the "where do I add X?" rows), in a file of
+    the same name under `folder`."""
     from codeasst.evals.facts import has_key
     from codeasst.evals.rows import load_rows
 
     out = []
-    for path in DATA:
-        rows = [r for r in load_rows(path) if has_key(r) and r.get("split", "test") == split]
+    for path in [WHERE] if where else DATA:
+        rows = [r for r in load_rows(path) if (where or has_key(r)) and r.get("split", "test") == split]
         target = folder / path.name
         target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         out.append(target)
@@ -108,7 +115,8 @@ def run(name: str, split: str, files: list[Path]) -> dict:
     report = eval_ask.evaluate(files, split=split, systems=["checked"])
     block = report["systems"]["checked"]
     return {"variant": name, "keyed": block["keyed"], "fact_recall": block["fact_recall"],
-            "correct": block["correct"], "wrong_per_answer": block["wrong_per_answer"]}
+            "correct": block["correct"], "wrong_per_answer": block["wrong_per_answer"],
+            "where_rows": block["where_rows"], "lead_in_site": block["lead_in_site"]}
 
 
 def main() -> int:
@@ -117,6 +125,7 @@ def main() -> int:
     parser.add_argument("--variant", help="run one variant here (used by the driver)")
     parser.add_argument("--files", nargs="*", type=Path)
     parser.add_argument("--only", nargs="*", help="these variants only")
+    parser.add_argument("--where", action="store_true", help="the 'where do I add X?' rows instead")
     args = parser.parse_args()
     os.environ["CODEASST_ASK__MODEL"] = "none"
     if args.variant:
@@ -125,7 +134,7 @@ def main() -> int:
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
-        files = keyed(args.split, Path(tmp))  # no self@COMMIT rows: they resolve from any folder
+        files = keyed(args.split, Path(tmp), args.where)  # no self@COMMIT rows: they resolve from any folder
         for name in args.only or [*variants(), "no flow"]:
             done = subprocess.run([sys.executable, __file__, "--split", args.split, "--variant", name,
                                    "--files", *map(str, files)], capture_output=True, text=True, check=False)

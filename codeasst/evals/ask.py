@@ -11,6 +11,9 @@ row in the same run, so the figures compare under the same machine load. Per ans
 - correct, fact recall, wrong statements (rows with a key, codeasst.evals.facts): of what the
   answer claims (never the "look next at" note), the facts stated and the wrong statements made;
   correct is every fact and no wrong statement, in an answer that is not an abstention;
+- lead in site ("where do I add X?" rows, tests/data/ask/where_add.jsonl): the lead's first item (a
+  registration site, else the first definition listed) overlaps a labelled registration site; a row
+  labelled with none counts where the answer says it found none;
 - on target: a verified citation attached to a claim falls in an expected file, the model's own
   citations and those codeasst attached counted apart; a path named in prose does not count;
 - grounded identifiers: of the code names the answer uses (backticked names, `a.b` paths,
@@ -70,6 +73,8 @@ class Scored:
     facts: int = 0
     stated: list[int] = field(default_factory=list)
     wrong: list[int] = field(default_factory=list)
+    sites: bool = False  # a "where do I add X?" row, its registration sites labelled
+    lead_in_site: bool = False  # the lead's first item lies in one (a row with none: the answer says none)
 
     @property
     def correct(self) -> bool:
@@ -96,7 +101,23 @@ def score(row: dict, system: str, answer) -> Scored:
         total_s=answer.timings.get("total_s", 0.0), prompt_tokens=answer.prompt_tokens,
         cited_files=sorted({c.path for c in verified}),
         keyed=has_key(row), answerable=facts.answerable, facts=facts.facts, stated=facts.stated, wrong=facts.wrong,
+        sites="sites" in row, lead_in_site="sites" in row and _lead_in_site(row["sites"], answer),
     )
+
+
+def _lead_in_site(sites: list[dict], answer) -> bool:
+    """Whether the first item of the answer's lead (a registration site, else the first definition listed)
+    overlaps a labelled site; where none is labelled, whether the answer says it found none."""
+    found = answer.registrations or {}
+    if not sites:
+        return found.get("found") == 0
+    places = [(p["path"], p["start_line"], p["end_line"]) for p in found.get("places", [])]
+    places += [(c.path, c.start_line, c.end_line) for c in answer.citations
+               if c.attached and c.reason == "codeasst's definition listing"]
+    if not places:
+        return False
+    path, start, end = places[0]
+    return any(s["path"] == path and s["start_line"] <= end and start <= s["end_line"] for s in sites)
 
 
 def summarise(scored: list[Scored]) -> dict:
@@ -108,6 +129,7 @@ def summarise(scored: list[Scored]) -> dict:
     firsts = [s.first_token_s for s in scored if s.first_token_s is not None]
     tokens = [s.prompt_tokens for s in scored if s.prompt_tokens is not None]
     keyed = [s for s in scored if s.keyed and s.answerable]
+    sited = [s for s in scored if s.sites]
     unanswerable = [s for s in scored if s.keyed and not s.answerable]
     return {
         "answers": len(scored),
@@ -132,6 +154,8 @@ def summarise(scored: list[Scored]) -> dict:
         "first_token_s_mean": round(statistics.fmean(firsts), 2) if firsts else None,
         "total_s_mean": round(statistics.fmean(s.total_s for s in scored), 2) if scored else None,
         "prompt_tokens_mean": round(statistics.fmean(tokens)) if tokens else None,
+        "where_rows": len(sited),
+        "lead_in_site": share([s.lead_in_site for s in sited]) if sited else None,
     }
 
 
@@ -219,10 +243,11 @@ def evaluate(paths_: list[Path], *, split: str = "all", limit: int | None = None
 
 COLUMNS = ("answers", "correct", "fact_recall", "wrong_per_answer", "abstained_where_answerable",
            "abstained_where_unanswerable", "on_target", "on_target_by_model", "on_target_attached_only",
-           "cited_by_model", "grounded_identifiers", "first_token_s_p50", "total_s_mean", "prompt_tokens_mean")
+           "cited_by_model", "grounded_identifiers", "first_token_s_p50", "total_s_mean", "prompt_tokens_mean",
+           "lead_in_site")
 SHARES = frozenset({"correct", "fact_recall", "wrong_per_answer", "abstained_where_answerable",
                     "abstained_where_unanswerable", "cited", "cited_by_model", "on_target", "on_target_by_model",
-                    "on_target_attached_only", "grounded_identifiers"})
+                    "on_target_attached_only", "grounded_identifiers", "lead_in_site"})
 
 
 def _table(title: str, blocks: dict) -> list[str]:
