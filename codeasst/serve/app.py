@@ -230,6 +230,13 @@ def _routes(app: FastAPI, state: ServerState) -> None:
 
         return state.stream(work)
 
+    _index_routes(app, state)
+
+
+def _index_routes(app: FastAPI, state: ServerState) -> None:
+    """The routes that read or write the index and its graph, and the editor's events."""
+    local = state.assistant
+
     @app.post("/v1/index")
     def index(body: IndexRequest) -> LineStream:
         """Bring the index up to date here, in the process that owns it; progress as it goes."""
