@@ -27,56 +27,84 @@ from codeasst.index.roles import role_of
 from codeasst.index.words import stems
 from codeasst.retrieve import lexical
 
-ASKS = re.compile(
-    r"^\W*(?:where|how|which\s+file|in\s+which\s+file|what\s+file)\b.{0,40}?\b"
-    r"(?:add|register|create|put|define|declare|hook\s+up|wire|plug\s+in|mount|introduce|implement|write)\w*\s+"
-    r"(?:(?:a|an|the|new|another|my|our|own|custom|extra|more|one)\s+)*(?P<thing>[\w /.-]{2,60}?)\s*"
-    r"(?:\?|$|\s(?:to|in|for|so|that|with)\b)", re.IGNORECASE)
-WHERE_IS = re.compile(
-    r"^\W*where\s+(?:is|are|do|does)\s+(?:the\s+|an?\s+)?(?P<thing>[\w /.-]{2,40}?)\s+(?:get\s+)?"
-    r"(?:registered|configured|declared|set\s+up|wired|mounted|listed|added|hooked)\b", re.IGNORECASE)
+# A question of where a thing goes: where/how/which file first (after an "In the X example," that
+# names a part of the repository), then a verb of adding, registering or configuring.
+OPENS = re.compile(r"^\W*(?:in\s+the\s+(?P<part>[\w./ -]+?)\s+(?:example|app|project|package|folder|module),?\s+)?"
+                   r"(?:where|how|which\s+file|in\s+which\s+file|what\s+file)\b", re.IGNORECASE)
+ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook(?:\s+up|\s+in)?|wire|plug(?:\s+in)?|"
+                  r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b", re.IGNORECASE)
+THING_END = re.compile(r"[?,;:()]|\s(?:to|in|into|for|so|that|with|under|on|of|such|like|say|e\.g|i\.e|from|at|"
+                       r"besides|beside|alongside|beyond|other|than|and|or|which|where|when|can|should)\b",
+                       re.IGNORECASE)
+ARTICLES = re.compile(r"^(?:(?:a|an|the|new|another|my|our|own|custom|extra|more|one|some|built-in)\s+)+",
+                      re.IGNORECASE)
 
-# What a question's X is, by its words, and the verbs that register one.
+# What a question's X is, by the stems of its words (the last word of the thing first, then the whole
+# question's), and the verbs that register one.
 KINDS = {
-    "endpoint": ({"endp", "rout", "url", "api", "view", "page", "webh", "http", "rest"},
+    "entry point": ({"exec", "entr", "cons", "bina"}, {"entry point"}),
+    "group": ({"grou", "blue", "subr"}, {"include_router", "register_blueprint", "Group", "group", "add_typer", "mount",
+                                         "Mount", "Route", "add_group", "AddGroup", "use"}),
+    "endpoint": ({"endp", "rout", "url", "api", "view", "webh", "http", "rest", "reso"},
                  {"get", "post", "put", "patch", "delete", "head", "options", "route", "all", "api_route",
                   "websocket", "add_url_rule", "add_api_route", "add_route", "add_api_websocket_route",
                   "include_router", "register_blueprint", "mount", "handlefunc", "handle", "any", "group", "use",
-                  "Route", "Mount", "WebSocketRoute", "path", "re_path", "url", "APIRoute"}),
-    "command": ({"comm", "subc", "cli", "cmd", "verb", "scri"},
+                  "Route", "Mount", "WebSocketRoute", "path", "re_path", "url", "APIRoute", "Get", "Post", "Put",
+                  "Patch", "Delete", "Method", "MethodFunc", "Group", "Handle", "HandleFunc", "RegisterMethod",
+                  "register_route"}),
+    "command": ({"comm", "subc", "cli", "cmd", "verb"},
                 {"command", "add_command", "add_typer", "add_parser", "add_subparsers", "group", "addcommand",
-                 "subcommand", "script", "entry point"}),
-    "plugin": ({"plug", "exte", "hook", "back", "prov", "load", "expo", "form", "rend", "repo", "chec", "rule"},
-               {"register", "hookimpl", "hookspec", "plugin", "add_plugin", "extension", "entry point"}),
-    "middleware": ({"midd"}, {"add_middleware", "middleware", "use"}),
+                 "AddCommand", "subcommand", "script", "entry point"}),
+    "middleware": ({"midd"}, {"add_middleware", "middleware", "use", "Use"}),
+    "option": ({"opti", "flag", "argu", "swit"}, {"add_argument", "add_option", "option", "Option", "argument",
+                                                  "Flags", "BoolVar", "StringVar", "IntVar", "PersistentFlags"}),
     "tool": ({"tool"}, {"tool", "add_tool", "register_tool"}),
+    "plugin": ({"plug", "exte", "hook", "back", "prov", "load", "expo", "form", "rend", "repo", "chec", "rule",
+                "runn", "type", "auth"},
+               {"register", "hookimpl", "hookspec", "plugin", "add_plugin", "extension", "entry point", "impl"}),
 }
+# The words a table of them is named by (COMMANDS, urlpatterns, ROUTES, PLUGINS).
+TABLE_WORDS = {"entry point": set(), "group": {"rout", "blue"}, "endpoint": {"rout", "url", "endp", "view"},
+               "command": {"comm"}, "middleware": {"midd"}, "option": {"opti", "flag"}, "tool": {"tool"},
+               "plugin": {"plug", "back", "exte"}}
 _VERBS = r"(?:add_url_rule|add_api_route|add_route|add_api_websocket_route|include_router|register_blueprint|" \
-         r"add_command|add_typer|add_parser|add_subparsers|register|register_tool|add_tool|add_middleware|" \
-         r"add_plugin|HandleFunc|Handle|AddCommand|mount|command)"
+         r"add_command|add_typer|add_parser|add_subparsers|register\w*|add_tool|add_middleware|add_argument|" \
+         r"add_option|add_plugin|add_\w+_env|HandleFunc|Handle|AddCommand|RegisterMethod|mount|command)"
+_HTTP = r"(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group|Get|Post|" \
+        r"Put|Patch|Delete|Route|Mount|Method|MethodFunc|Use|With)"
+# A literal table named for what it holds: COMMANDS = {...}, urlpatterns = [...], const routes = [...].
+_NAMED_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<verb>[A-Za-z_]\w*)\s*(?::[^=]+)?=\s*"
+                          r"[\[{(]\s*$")
 # One ripgrep pattern for every kind of registration line (Rust regex syntax); _classify reads them.
 PATTERN = "|".join([
     r"^\s*@\s*[A-Za-z_][\w.]*",  # a decorator
     rf"\.{_VERBS}\s*\(",  # a registration call
-    r"\.(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group)\s*\(\s*[\"'`]/",
+    rf"\.{_HTTP}\s*\(",  # a route's method, or middleware's use: _classify asks for a route where it must
+    r"\b(?:register|registry|registrar)\w*\.\w+\s*\(",  # a call on a registry: register.add_run_env(...)
     r"\b(?:Route|Mount|WebSocketRoute|path|re_path|url|APIRoute)\(\s*r?[\"'/]",  # a route table's entry
     r"\b[A-Z][A-Za-z]*\(\s*r?[\"']",  # a table's entry made by name: Tool("search", ...), Command("x", ...)
+    r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*\s*(?::[^=]+)?=\s*[\[{(]\s*$",  # a literal table
     r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
     r"[\"'][\w.-]+\s*=\s*[\w.]+:[\w.]+[\"']",  # an entry point in setup.py / setup.cfg
+    r"^\s*[\w.-]+\s*=\s*[\w.]+:[\w.]+\s*$",  # an entry point in setup.cfg's [options.entry_points]
 ])
 _DECORATOR = re.compile(r"^\s*@\s*(?:[A-Za-z_][\w.]*\.)?(?P<verb>[A-Za-z_]\w*)\s*(?P<call>\()?")
-_CALL = re.compile(rf"\.(?P<verb>{_VERBS}|get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|"
-                   r"DELETE|Any|Group)\s*\(")
+_CALL = re.compile(rf"\.(?P<verb>{_VERBS}|{_HTTP})\s*\(")
+_REGISTRY = re.compile(r"\b(?:register|registry|registrar)\w*\.(?P<verb>\w+)\s*\(")
 _TABLE = re.compile(r"\b(?P<verb>Route|Mount|WebSocketRoute|path|re_path|url|APIRoute|[A-Z][A-Za-z]*)\(\s*r?[\"'/]")
-# Verbs that register only with a route as their first argument: `app.use("/x", ...)`, not `dict.get(key)`
-# nor a screen's `mount(widget)`.
+# Verbs that register a route only with a route as their first argument: `app.use("/x", ...)`, not
+# `dict.get(key)` nor a screen's `mount(widget)`; middleware's `use` takes none.
 _ROUTED = {"get", "post", "put", "patch", "delete", "head", "options", "all", "use", "route", "mount", "handle",
            "handlefunc", "group", "any", "GET", "POST", "PUT", "PATCH", "DELETE", "Any", "Group", "HandleFunc",
-           "Handle"}
+           "Handle", "Get", "Post", "Put", "Patch", "Delete", "Route", "Mount", "Method", "MethodFunc", "With", "Use"}
 _ROUTE_ARG = re.compile(r"\(\s*r?[\"'`]/")
+_STRING_ARG = re.compile(r"\(\s*r?[\"'`]")
 _ENTRY = re.compile(r"[\w.]+:[\w.]+[\"']")
 _KEY = re.compile(r"[\"'`]([^\"'`\n]{1,60})[\"'`]")
 SHOWN = 4  # registrations shown of a site; the rest are counted
+NAMED_VERB = 10  # a registration whose verb names the thing (RegisterMethod for a method) counts this many
+# The question's own verb, where it says how ("how do I mount a resource"), names the registration too.
+SAID_VERBS = re.compile(r"mount|plug|hook|wire|include|attach|use|bind", re.IGNORECASE)
 MAX_SITES = 2
 PATTERN_LINES = 8
 ALSO_FILES = 3
@@ -157,18 +185,34 @@ def _plural(thing: str) -> str:
 
 
 def asked(question: str) -> str | None:
-    """The X of "where do I add X?" (and of "how do I register X", "where is X configured"); None for
-    any other question."""
-    match = ASKS.search(question) or WHERE_IS.search(question)
-    if match is None:
+    """The X of "where do I add X?" (and of "how do I register X", "where is X configured", "where
+    should a new X go"); None for any other question."""
+    opened = OPENS.search(question)
+    verb = ADDS.search(question, opened.end()) if opened else None
+    if verb is None:
         return None
-    words = match.group("thing").split()
+    after = question[verb.end():].replace("`", "")
+    thing = ARTICLES.sub("", THING_END.split(" " + after.strip(), 1)[0].strip())
+    if not thing:  # the verb last: "where is X configured", "where should a new X go"
+        before = re.sub(r"^.*?\b(?:is|are|does|do|should|would|can|must|will)\s+", "",
+                        question[opened.end():verb.start()].replace("`", ""), flags=re.IGNORECASE)
+        before = re.sub(r"\([^)]*\)", " ", before)  # "a new setting (an environment variable)"
+        parts = [p.strip() for p in THING_END.split(" " + before.strip()) if p and p.strip()]
+        # the part that ends in a word of a kind: "a new command-line option" of "... option for `http` be"
+        kinds = [p for p in parts if any(stems(p.split()[-1]) & words for words, _ in KINDS.values())]
+        thing = ARTICLES.sub("", (kinds or parts or [""])[-1])
+    words = [w for w in thing.split() if w.lower() not in ("i", "we", "you")]
     return " ".join(words[-3:]) if words else None
 
 
-def kind_of(thing: str) -> str | None:
-    """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint)."""
-    for word in reversed(thing.split()):
+def kind_of(thing: str, question: str = "") -> str | None:
+    """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint), then
+    by the question's ("a new group of API endpoints", "a new runner")."""
+    verb = ADDS.search(question)
+    phrase = re.split(r"[?,;]", question[verb.end():] if verb else "", maxsplit=1)[0]
+    words = [*reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
+             *reversed(re.findall(r"[\w-]+", question))]
+    for word in words:
         found = stems(word)
         for kind, (words, _verbs) in KINDS.items():
             if found & words:
@@ -181,15 +225,26 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     thing = asked(question)
     if thing is None:
         return None
-    kind = kind_of(thing)
+    kind = kind_of(thing, question)
     verbs = KINDS[kind][1] if kind else set()
-    wanted = stems(thing.split()[-1])  # "database migration": a verb or table named for migrations
+    wanted = stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
     by_file: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     for path, number, text in lexical.lines_matching(root, files, PATTERN):
-        verb = _classify(path, text)
+        verb = _classify(path, text, kind)
         if verb and (verb in verbs or stems(verb) & wanted):
             by_file[path].append((number, text, verb))
-    sites = [_site(root, path, found) for path, found in by_file.items()]
+    named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)}
+    said = ADDS.search(question, OPENS.search(question).end())
+    last = stems(thing.split()[-1]) | (stems(said.group(0)) if SAID_VERBS.match(said.group(0)) else set())
+    sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
+    # Tests register routes and commands of their own: only where the code registers none are they shown.
+    code = [s for s in sites if role_of(s.path) not in ("test", "fixture")]
+    sites = code or sites
+    # "In the versioning example": the folder the question names, where it registers some.
+    part = OPENS.search(question)["part"]
+    folder = {part.lower()} if part else named
+    inside = [s for s in sites if {p.lower() for p in Path(s.path).parts[:-1]} & folder]
+    sites = inside or sites
     sites.sort(key=lambda s: (-s.score, s.path))
     sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
     found = Registrations(thing, sites)
@@ -205,20 +260,47 @@ def _weight(text: str, verb: str) -> float:
     return 0.5 if verb[:1].isupper() and not text.lstrip().startswith("@") and "." + verb not in text else 1.0
 
 
-def _site(root: Path, path: str, found: list[tuple[int, str, str]]) -> Site:
-    """A file's registrations as a site, weighed by how many things they register and the file's role."""
+def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[str], verbs: set[str],
+          thing_words: set[str]) -> Site:
+    """A file's registrations as a site, weighed by how many things they register, the file's role,
+    whether the question names its file ("the items API": items.py), and whether it is the registrar
+    itself (it defines `add_command`) rather than a place that registers."""
     rows = _rows(root, path)
     lines: dict[int, str] = {}
     count, score, first = 0, 0.0, (0, 0)
     for number, text, verb in sorted(found):
         items, header = _loop_items(rows, number)
+        if header == number:
+            items, last = _listed_items(rows, number)
+            lines.update({n: rows[n - 1] for n in range(number, last + 1)})  # a table's or a call's items
         lines.update({n: rows[n - 1] for n in range(header, number)})  # the loop that registers each item
         lines[number] = text
         count += items
-        score += _weight(text, verb) * items
+        # a verb that names the thing ("a custom HTTP method": RegisterMethod) says more than a route's GET
+        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and stems(verb) & thing_words
+        score += _weight(text, verb) * items * (NAMED_VERB if named_verb else 1)
         first = first if count > items else (header, number)
+    registrar = any(re.match(rf"\s*(?:async\s+)?(?:def|func|function)\s+(?:\([^)]*\)\s*)?{re.escape(v)}\s*\(", row)
+                    for v in verbs if v.isidentifier() for row in rows if v in row)
+    score *= ROLE_WEIGHT.get(role_of(path), 0.5) * (3 if Path(path).stem.lower() in named else 1)
     return Site(path, sorted(lines.items()), [_shown_verb(t, v) for _, t, v in found],
-                score * ROLE_WEIGHT.get(role_of(path), 0.5), count, first)
+                score * (0.3 if registrar else 1), count, first)
+
+
+def _listed_items(rows: list[str], number: int) -> tuple[int, int]:
+    """A registration whose items follow it, one a line (`register(\n A,\n B,\n)`, `COMMANDS = {`): how
+    many, and the line they end on; else one and `number`."""
+    if not 0 < number <= len(rows) or not rows[number - 1].rstrip().endswith(("(", "[", "{")):
+        return 1, number
+    indent, items, last = _indent(rows[number - 1]), 0, number
+    for i in range(number, min(len(rows), number + 400)):
+        row = rows[i]
+        if row.strip() and _indent(row) <= indent:
+            return max(items, 1), i + 1 if row.strip()[:1] in ")]}" else i
+        if row.strip() and _indent(row) == _indent(rows[number]) and row.strip()[:1] not in ")]}#/":
+            items += 1
+        last = i + 1
+    return max(items, 1), last
 
 
 def _loop_items(rows: list[str], number: int) -> tuple[int, int]:
@@ -245,19 +327,29 @@ def _rows(root: Path, path: str) -> list[str]:
         return []
 
 
-def _classify(path: str, text: str) -> str | None:
-    """How a line registers: its verb (`get`, `add_command`, `entry point`), or None (a comment, a
-    docstring's example in backticks)."""
+def _classify(path: str, text: str, kind: str | None = None) -> str | None:
+    """How a line registers: its verb (`get`, `add_command`, `entry point`, a table's name), or None (a
+    comment, a docstring's example in backticks, a `get` with no route where an endpoint is asked for)."""
     if text.lstrip().startswith(("#", "//", "*", "/*", "- ", ">")) or "`" in text:
         return None
     name = Path(path).name
     if name in ("pyproject.toml", "setup.py", "setup.cfg", "package.json"):
-        return "entry point" if _ENTRY.search(text) else None
+        return "entry point" if _ENTRY.search(text) or re.search(r"=\s*[\w.]+:[\w.]+\s*$", text) else None
     match = _DECORATOR.match(text)
     if match:
         return match.group("verb")
     match = _CALL.search(text)
-    if match and (match.group("verb") not in _ROUTED or _ROUTE_ARG.match(text, match.end() - 1)):
+    if match:
+        verb = match.group("verb")
+        # A route's method names its route: "/items" (any string after Go's and chi's GET and Get).
+        route = (_ROUTE_ARG if verb.islower() else _STRING_ARG).match(text, match.end() - 1)
+        if verb not in _ROUTED or kind == "middleware" and verb.lower() == "use" or route:
+            return verb
+    match = _REGISTRY.search(text)
+    if match:
+        return "register"
+    match = _NAMED_TABLE.match(text)
+    if match:
         return match.group("verb")
     match = _TABLE.search(text)
     return match.group("verb") if match else None

@@ -95,10 +95,11 @@ def test_routes_lead_with_where_they_are_registered_and_one_to_copy(tmp_path):
 def test_commands_registered_by_calls_and_entry_points(tmp_path):
     root, files = _repo(tmp_path, {"tool/cli.py": CLI, "pyproject.toml": PYPROJECT})
     found = reg.find(root, files, "Where do I add a command?")
-    paths = [s.path for s in found.sites]
-    assert paths[0] == "tool/cli.py" and "pyproject.toml" in paths
+    assert found.sites[0].path == "tool/cli.py"
     assert [n for n, _ in found.sites[0].lines] == [6, 11, 12]
-    assert "`entry point`" in found.render()
+    scripts = reg.find(root, files, "Where are the tool's executables declared?")  # entry points, read as text
+    assert [s.path for s in scripts.sites] == ["pyproject.toml"] and "`entry point`" in scripts.render()
+    assert [n for n, _ in scripts.sites[0].lines] == [5, 6]
 
 
 def test_a_file_of_200_registrations_shows_a_few_and_says_how_many(tmp_path):

@@ -1,0 +1,94 @@
+"""Answers that start from the right code (issue 51), through the CLI with the real embedder, Chroma,
+tree-sitter, ripgrep and code graph: "where do I add X?" leads with where the existing Xs are
+registered (over a copy of codeasst's own package, its route function renamed, so nothing here names
+the answer's place); the outline keeps the line that answers (a `del` under its branch) and a class
+asked about shows the methods the question names; one answer with the real model, whose shown
+sentences each stand on the line they cite."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.conftest import run_json
+from tests.e2e.test_ask_grounded_e2e import _codeasst_copy
+
+NONE = {"CODEASST_ASK__MODEL": "none"}  # the lead alone: no model asked
+
+
+@pytest.mark.slow
+def test_where_to_add_an_endpoint_or_a_command_leads_with_their_registrations(tmp_path):
+    root = _codeasst_copy(tmp_path / "codeasst")
+    app = root / "codeasst/serve/app.py"
+    app.write_text(app.read_text().replace("_routes(", "_wire_up_handlers("))  # nothing here may know the name
+    answer = run_json("ask", "where do I add an endpoint?", "-C", str(root), env=NONE)
+    first = answer["registrations"]["places"][0]
+    assert first["path"].startswith("codeasst/serve/"), answer["answer"]
+    shown = (root / first["path"]).read_text().splitlines()[first["start_line"] - 1]
+    assert re.match(r"\s*@app\.(get|post)\(\"/v1/", shown), shown  # a route of the table, not a helper
+    assert answer["answer"].startswith("Where the existing endpoints are registered:\n- codeasst/serve/")
+    assert "One to copy" in answer["answer"] and not answer["abstained"]
+    assert {(c["path"], c["start_line"]) for c in answer["citations"] if c["verified"]} >= {
+        (first["path"], first["start_line"])}
+
+    command = run_json("ask", "where do I add a command?", "-C", str(root), env=NONE)
+    assert command["registrations"]["places"][0]["path"].startswith("codeasst/cli/"), command["answer"]
+
+    none = run_json("ask", "Where do I add a database migration?", "-C", str(root), env=NONE)
+    assert none["registrations"] == {"thing": "database migration", "places": [], "found": 0}
+    assert none["answer"].startswith("No place in this repository registers database migrations")
+    assert "In the code:" not in none["answer"]  # no unrelated helper named instead
+
+
+SESSION = '''"""Sending requests on to other hosts."""
+
+
+class Redirects:
+    """Follows a response's redirects."""
+
+    def carry_auth(self, prepared, response):
+        """A redirect to another host must not take the user's credentials along."""
+        headers = prepared.headers
+        url = prepared.url
+        log.debug("redirect to %s", url)
+        if "Authorization" in headers and self.other_host(response.request.url, url):
+            log.debug("other host")
+            del headers["Authorization"]
+        fresh = lookup_netrc(url) if self.trust_env else None
+        if fresh is not None:
+            prepared.prepare_auth(fresh)
+        for hook in self.hooks:
+            hook(prepared)
+        return prepared
+
+    def other_host(self, old, new):
+        """Whether two addresses name different hosts."""
+        return host_of(old) != host_of(new)
+'''
+
+
+@pytest.mark.slow
+def test_the_outline_keeps_the_line_that_answers_and_the_model_stands_on_lines(make_repo):
+    from tests.unit.test_outline import _big_class
+
+    root = make_repo({"net/redirects.py": SESSION, "net/stack.py": _big_class(60), "net/__init__.py": ""})
+    question = "When is the Authorization header removed on a redirect?"
+    answer = run_json("ask", question, "-C", str(root))  # the real 0.5B
+    text = answer["answer"]
+    assert '    14              del headers["Authorization"]' in text, text  # the answering line, not folded
+    assert "    12          if \"Authorization\" in headers" in text, text  # with the condition that says when
+    # the model's sentences, after the lead: at most three, each citing a line of the file that holds its names
+    model = text.split("\n\n", 1)[-1].split("\nSources")[0]
+    cited = re.findall(r"([^\[\]\n]*?)\[([\w/.]+):(\d+)\]", model)
+    assert len(cited) <= 3, model
+    for sentence, path, line in cited:
+        rows = (root / path).read_text().splitlines()
+        window = "\n".join(rows[max(0, int(line) - 3):int(line) + 2])
+        for name in re.findall(r"`([A-Za-z_][\w.]*)`", sentence):
+            assert name.split(".")[-1] in window or name in question, (sentence, window)
+
+    stack = run_json("ask", "What does the stack do when a context is pushed or popped?", "-C", str(root), env=NONE)
+    shown = stack["answer"]
+    assert "raise ValueError('no item')" in shown and "raise LookupError('empty')" in shown, shown
+    assert "more methods: step0, step1" in shown and "def step7" not in shown, shown
