@@ -131,8 +131,13 @@ def resolve_complete(settings: Settings, choice: str | None = None) -> ModelSpec
 
 def resolve_ask(settings: Settings, choice: str | None = None) -> ModelSpec | None:
     """The model that explains ask's answers: --model's value, else ask.model ('llm' defers to
-    llm.model); None for 'none', the lead and outline alone."""
+    llm.model; 'auto' is 'llm' where llama.cpp has a GPU and 'none' where it has not); None for
+    'none', the lead and outline alone."""
     wanted = choice or settings.ask.model
+    if wanted == AUTO:
+        from codeasst.backends.llama_cpp import gpu_offload_supported
+
+        wanted = LLM_CHOICE if gpu_offload_supported() else NO_MODEL
     if wanted == NO_MODEL:
         return None
     return resolve(settings, None if wanted == LLM_CHOICE else wanted)

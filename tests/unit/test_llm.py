@@ -235,3 +235,15 @@ def test_the_answering_model_is_a_setting_apart_from_fix(monkeypatch, tmp_path):
     monkeypatch.setenv("CODEASST_ASK__MODEL", str(tmp_path / "other.gguf"))
     apart = build_services(tmp_path)
     assert apart.ask_llm is not apart.llm and apart.ask_spec.name != apart.model_spec.name
+
+
+def test_ask_model_auto_is_the_model_with_a_gpu_and_none_without(monkeypatch):
+    from codeasst import models
+
+    monkeypatch.setenv("CODEASST_ASK__MODEL", "auto")
+    settings = load_settings(None).settings
+    monkeypatch.setattr("codeasst.backends.llama_cpp.gpu_offload_supported", lambda: False)
+    assert models.resolve_ask(settings) is None  # on the CPU: the lead and outline alone
+    monkeypatch.setattr("codeasst.backends.llama_cpp.gpu_offload_supported", lambda: True)
+    assert models.resolve_ask(settings) == resolve(settings)  # on a GPU: llm.model's
+    assert models.resolve_ask(settings, "none") is None  # --model still decides
