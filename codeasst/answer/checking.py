@@ -141,7 +141,8 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
     starts = [i for i, line in enumerate(lines) if SIGNATURE_START.match(line)]
     if kind in ("file", "module") and excerpt.start_line == 1:
         summary = module_doc(lines)
-        if summary:
+        inner = _answering(lines, starts, question)
+        if summary and inner is None:
             last = next((i for i, line in enumerate(lines[1:], start=1) if not line.strip()), len(lines)) - 1
             return Definition(excerpt.name, excerpt.path, 1, 1 + last, "", summary)
     if not starts:
@@ -153,6 +154,8 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
         named = [(len(grounding._content_words(" ".join(grounding.DEFINES.findall(lines[i]))) & wanted), i)
                  for i in starts]
         shared, start = max(named, key=lambda pair: (pair[0], -pair[1]))
+        if excerpt.start_line == 1 and _answering(lines, starts, question) is not None:
+            shared, start = 1, _answering(lines, starts, question)
         if not shared:
             return None
         name = grounding.DEFINES.findall(lines[start])[0]
@@ -165,6 +168,24 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
     body = lines[start:end_line - excerpt.start_line + 1]
     return Definition(name, excerpt.path, excerpt.start_line + start, end_line, signature, doc, errors_of(body))
 
+
+def _answering(lines: list[str], starts: list[int], question: str) -> int | None:
+    """Of a whole file's definitions, the one whose name (counted twice) and docstring's first line
+    share at least INNER_WORDS words with the question: it answers better than the module's own
+    docstring does. None where none does."""
+    wanted = grounding._content_words(question)
+    best, found = INNER_WORDS - 1, None
+    for i in starts:
+        names = grounding.DEFINES.findall(lines[i])
+        doc = next((row for row in lines[i + 1:i + 4] if row.strip() and not row.rstrip().endswith(")")), "")
+        score = 2 * len(grounding._content_words(" ".join(names)) & wanted) + len(
+            grounding._content_words(doc) & wanted - grounding._content_words(" ".join(names)))
+        if names and score > best:
+            best, found = score, i
+    return found
+
+
+INNER_WORDS = 3  # a definition of a file answers before its module docstring from this many shared words
 
 # How far above a piece of a long definition its first line is looked for.
 MAX_HEAD_LINES = 400
