@@ -27,7 +27,7 @@ import statistics
 import sys
 from pathlib import Path
 
-OUTLINE = re.compile(r"^\s*(?:\d+\s{2,}|… \d+ lines?\s*$|… and \d+ more methods?: )")
+OUTLINE = re.compile(r"^\s*(?:\d+\s{2,}|… \d+ lines?\s*$|… and \d+ more (?:methods?: |lines?\s*$))")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])")
 PLACE = re.compile(r"\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)")
 NOTE = "The excerpts may not answer this fully; look next at"
@@ -41,7 +41,9 @@ def parts(answer: str) -> list[tuple[str, str]]:
         lines = [line for line in block.splitlines() if line.strip() and not OUTLINE.match(line)]
         if not lines or lines[0].startswith(NOTE):
             continue
-        if lines[0].startswith("In the code:"):
+        if lines[0].startswith(("Where the existing", "No place in this repository registers")):
+            out += [("lead", line.strip()) for line in lines[1:] if line.startswith("- ")] or [("lead", lines[0])]
+        elif lines[0].startswith("In the code:"):
             items: list[str] = []
             for line in lines[1:]:
                 if line.startswith("- ") or not items:
