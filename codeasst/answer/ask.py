@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 from codeasst import prompt
-from codeasst.answer import checking, flow, grounding, registrations
+from codeasst.answer import checking, flow, grounding, lines, registrations
 from codeasst.answer.citations import Citation, attach_citations, check_citations, new_places
 from codeasst.answer.relations import RelationCheck
 from codeasst.backends.base import LLM, GenerationParams
@@ -188,6 +188,9 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
             answer.registrations = where.to_json()
             plan.registered = where.places()
             plan.definitions = [d for d in plan.definitions if d.path in {p for p, _, _ in plan.registered}]
+        missing = _names_missing(services, result, bounded)
+        if missing:  # the question names what the repository does not have: say so, lead with nothing else
+            plan.definitions = []
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
         follow = cfg.flow and where is None
         path = _follow_flow(services, answer, plan.graph, bounded, budget, per_excerpt) if follow else None
@@ -198,8 +201,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         outlines = _outlines(services, plan.graph, places + [(d.path, d.line, d.end_line) for d in steps],
                              cfg.outline_lines, Focus.of(bounded))
         answer.outlines = [o.to_json() for o in outlines.values()]
-        plan.lead = ((where.render() if where is not None else "") + checking.render_lead(plan.definitions, outlines)
-                     + (path.render(outlines) if path else ""))
+        plan.lead = ((where.render() if where is not None else "") + _missing_note(missing)
+                     + checking.render_lead(plan.definitions, outlines) + (path.render(outlines) if path else ""))
         plan.excerpt_outlines = _excerpt_outlines(services, plan.graph, answer)
     ranks = sorted({e.rank for e in answer.excerpts})
     result.hits = [result.hits[r] for r in ranks]
@@ -236,6 +239,21 @@ def _excerpt_outlines(services: Services, code_graph: CodeGraph | None, answer: 
         if found is not None:
             out[e.number] = [(line.number, line.text) for line in found.lines]
     return out
+
+
+def _names_missing(services: Services, result: Retrieval, question: str) -> list[str]:
+    """The code names the question writes (`frobnicate()`, `a.b`, snake_case) that no indexed file has."""
+    names = sorted(lines.code_names(question))
+    if not names:
+        return []
+    return grounding.ungrounded(names, grounding.repo_words(services.repo.root, result.files))
+
+
+def _missing_note(missing: list[str]) -> str:
+    if not missing:
+        return ""
+    listed = ", ".join(f"`{name}`" for name in missing[:3])
+    return f"Nothing in this repository is named {listed}: no file of the index has that name.\n\n"
 
 
 def _read_first(services: Services, answer: Answer, places: list[tuple[str, int, int]], bounded: str, budget: int,

@@ -92,3 +92,13 @@ def test_the_outline_keeps_the_line_that_answers_and_the_model_stands_on_lines(m
     shown = stack["answer"]
     assert "raise ValueError('no item')" in shown and "raise LookupError('empty')" in shown, shown
     assert "more methods: step0, step1" in shown and "def step7" not in shown, shown
+
+
+@pytest.mark.slow
+def test_a_question_naming_what_the_repository_does_not_have_says_so(make_repo):
+    root = make_repo({"w.py": 'def make_widget(size):\n    """Build a widget."""\n    return {"size": size}\n'})
+    missing = run_json("ask", "What does frobnicate_widget return?", "-C", str(root), env=NONE)
+    assert missing["answer"].startswith("Nothing in this repository is named `frobnicate_widget`"), missing["answer"]
+    assert "In the code:" not in missing["answer"]  # no unrelated definition named instead
+    found = run_json("ask", "What does make_widget return?", "-C", str(root), env=NONE)
+    assert found["answer"].startswith("In the code:\n- `make_widget` at w.py:1-3"), found["answer"]
