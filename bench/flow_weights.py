@@ -79,7 +79,22 @@ def variants():
 
         registrations.find = lambda root, files, question: None
 
-    return {"as built": as_built, "no registrations": no_registrations, "match share 0.3": match_share(0.3), "match share 0.7": match_share(0.7),
+    def checking_constant(name, value):
+        def patch():
+            from codeasst.answer import checking
+
+            setattr(checking, name, value)
+        return patch
+
+    return {"as built": as_built, "no registrations": no_registrations,
+            "lead by rank": checking_constant("RANKED", False),
+            "ranked name x5": checking_constant("NAME_WEIGHT", 5.0),
+            "ranked rank x4": checking_constant("RANK_WEIGHT", 4.0),
+            "ranked 3 hits": checking_constant("RANKED_HITS", 3),
+            "ranked 10 hits": checking_constant("RANKED_HITS", 10),
+            "ranked body x1": checking_constant("BODY_WEIGHT", 1.0),
+            "ranked doc x3": checking_constant("DOC_WEIGHT", 3.0),
+            "no inner definition": checking_constant("INNER_WORDS", 99), "match share 0.3": match_share(0.3), "match share 0.7": match_share(0.7),
             "no question focus": no_focus, "no work lines": no_work_lines, "utility not weighed down": no_utility,
             "outline words not counted": no_outline_words, "a one-word end": one_word_ends,
             "outline 45 lines": outline_lines(45), "outline 60 lines": outline_lines(60),

@@ -218,7 +218,10 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
     for the whole definition, whose start is read under `root`."""
     found: list[Definition] = []
     passed = False
-    for excerpt in sorted(excerpts, key=lambda e: e.rank)[:MAX_LEAD + 1]:
+    ordered = sorted(excerpts, key=lambda e: e.rank)
+    if RANKED:
+        ordered = _by_answer(ordered, hits, question, roles, root)
+    for excerpt in ordered[:MAX_LEAD + 1]:
         hit = hits[excerpt.rank]
         definition = None
         if hit.role in roles:
@@ -238,6 +241,38 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
         if all(d.name != definition.name for d in found):
             found.append(definition)
     return found
+
+
+# The lead is the definition that answers, ranked among the best hits' definitions by the question's
+# words in its name, its docstring and its body, and by its hit's rank (issue 51).
+RANKED = True
+RANKED_HITS = 10  # of the best hits, those whose definitions compete for the lead (tune: 3, 6 and 10 hits 0.358, 0.358, 0.366)
+NAME_WEIGHT, DOC_WEIGHT, BODY_WEIGHT, RANK_WEIGHT = 3.0, 1.5, 0.5, 2.0
+
+
+def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, roles, root: Path | None) -> list:
+    """The first RANKED_HITS excerpts, those that show a definition of a wanted role first, by how well
+    it answers: the question's words in its name (NAME_WEIGHT each), its docstring and its lines, and
+    its hit's rank; then the others, in rank order."""
+    if not excerpts or hits[excerpts[0].rank].role not in roles:
+        return excerpts  # docs or a test answer better than a definition beside them: no lead
+    wanted = grounding._content_words(question)
+    scored = []
+    for place, excerpt in enumerate(excerpts[:RANKED_HITS]):
+        hit = hits[excerpt.rank]
+        definition = definition_of(excerpt, hit.kind, question) if hit.role in roles else None
+        if definition is None:
+            continue
+        name = grounding._content_words(definition.name.rsplit(".", 1)[-1]) & wanted
+        doc = grounding._content_words(definition.doc) & wanted - name
+        body = grounding._content_words(excerpt.text) & wanted - name - doc
+        score = (NAME_WEIGHT * len(name) + DOC_WEIGHT * len(doc) + BODY_WEIGHT * len(body)
+                 + RANK_WEIGHT / (place + 1))
+        scored.append((score, -place, excerpt))
+    if not scored:
+        return excerpts
+    best = max(scored, key=lambda item: (item[0], item[1]))[2]
+    return [best] + [e for e in excerpts if e is not best]
 
 
 def render_lead(definitions: list[Definition], outlines: dict | None = None) -> str:
