@@ -19,7 +19,6 @@ from functools import lru_cache
 from typing import Any
 
 from codeasst.index import chunker
-from codeasst.index.graph import GRAPH_LANGUAGES
 
 MAX_LINES = 12  # a definition's outline, its first line included
 STATEMENT_LINES = 3  # of a raise's or return's own lines, kept together (its message may be on the next)
@@ -113,7 +112,7 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     `path` as it is now; None for a language the graph does not read. `calls`: line -> the targets of
     the calls into the repository made there ("qname at path:line"), from the code graph."""
     grammar = chunker.grammar_for(path)
-    if grammar not in GRAPH_LANGUAGES:
+    if grammar not in KINDS:  # a language whose kinds the outline does not know yet (Rust, Java, ...)
         return None
     lines = text.splitlines()
     end = min(end, len(lines))

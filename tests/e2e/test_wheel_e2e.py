@@ -50,6 +50,9 @@ for name in sorted(group.commands):
         failed.append(f"codeasst {name} --help: exit {result.exit_code} {result.output[-300:]}")
     helped.append(name)
 prompt.load("ask_checked")  # package data: the prompts
+from codeasst.index import tags
+for grammar in ("rust", "java", "cpp", "c"):  # package data: the code graph's query files
+    tags.query(grammar)
 print(json.dumps({"failed": failed, "commands": helped, "file": codeasst.__file__}))
 """
 

@@ -1,0 +1,31 @@
+; The code graph's query for C++ (codeasst.index.tags reads it; the captures are described there).
+; Declarations without a body (a method declared in its class, a prototype) are not definitions:
+; the definition is where the body is, as ctags counts them.
+
+(function_definition declarator: (function_declarator declarator: (_) @name)) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (_) @name))) @definition.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: (_) @name))) @definition.function
+(class_specifier name: (type_identifier) @name body: (_)) @definition.class
+(struct_specifier name: (type_identifier) @name body: (_)) @definition.struct
+(union_specifier name: (type_identifier) @name body: (_)) @definition.union
+(enum_specifier name: (type_identifier) @name body: (_)) @definition.enum
+(type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name) @definition.struct
+(namespace_definition name: (_) @name) @definition.namespace
+(field_declaration declarator: (field_identifier) @name) @definition.field
+
+(base_class_clause [(type_identifier) (qualified_identifier) (template_type)] @reference.inherit)
+
+(call_expression function: [(identifier) (qualified_identifier) (field_expression) (template_function)] @name) @reference.call
+(new_expression type: (_) @name) @reference.class
+
+(preproc_include path: (_) @include)
+
+(declaration type: (_) @type declarator: (identifier) @variable)
+(declaration type: (_) @type declarator: (init_declarator declarator: (identifier) @variable))
+(declaration type: (_) @type declarator: (pointer_declarator declarator: (identifier) @variable))
+(declaration type: (_) @type declarator: (reference_declarator (identifier) @variable))
+(parameter_declaration type: (_) @type declarator: (identifier) @variable)
+(parameter_declaration type: (_) @type declarator: (pointer_declarator declarator: (identifier) @variable))
+(parameter_declaration type: (_) @type declarator: (reference_declarator (identifier) @variable))
+(field_declaration type: (_) @type declarator: (field_identifier) @variable)
+(field_declaration type: (_) @type declarator: (pointer_declarator declarator: (field_identifier) @variable))
