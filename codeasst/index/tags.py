@@ -51,8 +51,10 @@ DEF_KINDS = {"function": "function", "method": "method", "constructor": "method"
 SIGNATURE_CHARS = 200
 _BODY_FIELDS = ("body",)
 _BODY_TYPES = ("block", "body", "declaration_list", "field_declaration_list", "compound_statement",
-               "class_body", "interface_body", "enum_body", "constructor_body", "enum_variant_list")
+               "class_body", "interface_body", "enum_body", "constructor_body", "enum_variant_list", "function_body",
+               "body_statement", "enum_class_body")
 _XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+_COMMENT_LINE = re.compile(r"^(?://|/\*|\*|#|--)")
 
 
 class QueryError(CodeasstError):
@@ -67,6 +69,7 @@ def _queries_dir() -> Any:
 class Settings:
     scope: str  # "file", "package" or "crate": where qualified names start
     members: bool  # a bare call inside a class's method may name one of the class's own
+    constructs: bool  # a bare call of a capitalized name constructs that type (Kotlin's `Cart()`)
     wrapper_types: frozenset[str]
     leading_types: frozenset[str]
 
@@ -77,8 +80,9 @@ def settings(grammar: str) -> Settings:
     for name, t in table.items():
         if t.get("grammar", name) == grammar:
             return Settings(t.get("graph_scope", "file"), bool(t.get("graph_members", False)),
-                            frozenset(t.get("wrapper_types", ())), frozenset(t.get("leading_types", ())))
-    return Settings("file", False, frozenset(), frozenset())
+                            bool(t.get("graph_constructs", False)), frozenset(t.get("wrapper_types", ())),
+                            frozenset(t.get("leading_types", ())))
+    return Settings("file", False, False, frozenset(), frozenset())
 
 
 @cache
@@ -124,7 +128,7 @@ class _Engine:
         self.graph.defs.append(Def(module, module.rsplit(".", 1)[-1], "module", 1, lines))
         self.nodes: list[Any] = [None]
         self.starts: list[int] = []
-        self.names = Names(path, grammar, self.settings.scope, self.settings.members, self.graph)
+        self.names = Names(path, self.settings.scope, self.settings.members, self.settings.constructs, self.graph)
 
     def run(self, matches: list[tuple[int, dict[str, list[Any]]]]) -> FileGraph:
         found: list[_Found] = []
@@ -212,7 +216,9 @@ class _Engine:
         if body is None:
             body = next((c for c in node.named_children if c.type in _BODY_TYPES), None)
         end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
-        sig = " ".join(self.src[node.start_byte:end].decode("utf-8", "replace").split()).rstrip("{ =")
+        head = self.src[node.start_byte:end].decode("utf-8", "replace").splitlines()
+        # a comment inside the head is the doc of what follows (Ruby keeps a nested class's there)
+        sig = " ".join(" ".join(line for line in head if not _COMMENT_LINE.match(line.strip())).split()).rstrip("{ =")
         return sig if len(sig) <= SIGNATURE_CHARS else sig[:SIGNATURE_CHARS - 1] + "…"
 
     def _doc(self, found: _Found) -> str:
@@ -237,8 +243,25 @@ class _Engine:
                     break  # a Rust inner doc: the enclosing module's
                 comments.insert(0, text)
             prev = prev.prev_named_sibling
+        if not comments:  # a grammar that keeps the comment elsewhere (Ruby's in the module, Kotlin's in an import)
+            comments = self._comment_lines_above(outer.start_byte)
         text = _clean_comment("\n".join(comments))
         return first_sentence(text) if text else ""
+
+    def _comment_lines_above(self, start: int) -> list[str]:
+        """The comment lines right above the line `start` is on, read as text."""
+        found: list[str] = []
+        end = self.src.rfind(b"\n", 0, start)
+        if self.src[end + 1:start].strip():
+            return []  # the definition does not start its line
+        while end > 0:
+            begin = self.src.rfind(b"\n", 0, end) + 1
+            line = self.src[begin:end].decode("utf-8", "replace").strip()
+            if not _COMMENT_LINE.match(line) or line.startswith(("//!", "/*!", "#!", "#[")):
+                break
+            found.insert(0, line)
+            end = begin - 1
+        return found
 
     # --- edges ---
 

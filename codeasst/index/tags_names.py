@@ -71,7 +71,10 @@ def clean_name(text: str) -> str:
 def import_items(text: str) -> list[tuple[str, str]]:
     """(the name bound, the dotted path it names) for each name an import statement binds; a
     wildcard (`java.util.*`, `use a::*`, C#'s `using System.Text;` of a whole namespace) binds none."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.DOTALL)  # Kotlin's grammar keeps a comment after one
     t = " ".join(text.strip().rstrip(";").split())
+    if re.match(r"(?:global )?using (?!static )[\w.]+$", t):
+        return []  # C#: every type of a namespace, by none of its names
     t = re.sub(r"^(?:pub(?:\([^)]*\))? )?(?:global )?(?:use|import|using) (?:static |function |const )?", "", t)
     t = t.replace("::", ".").replace("\\", ".").replace("=>", " as ").lstrip(".")
     alias = re.fullmatch(r"(\w+) ?= ?([\w.]+)", t)  # C#'s `using Alias = A.B.C;`
@@ -121,8 +124,8 @@ def crate_top(path: str) -> str:
 class Names:
     """The names of one file: filled by the engine as it reads the definitions, then asked."""
 
-    def __init__(self, path: str, grammar: str, scope: str, members: bool, graph: FileGraph) -> None:
-        self.path, self.grammar, self.scope, self.members, self.graph = path, grammar, scope, members, graph
+    def __init__(self, path: str, scope: str, members: bool, constructs: bool, graph: FileGraph) -> None:
+        self.path, self.scope, self.members, self.constructs, self.graph = path, scope, members, constructs, graph
         self.dir = posixpath.dirname(path)
         self.top = crate_top(path) if scope == "crate" else "" if scope == "package" else graph.module
         self.classes: set[str] = set()  # qualified names of classes, impl types, `A::` qualifiers
@@ -267,6 +270,8 @@ class Names:
             return self.graph.bindings[name]
         index, cls = self.class_of(src) if call and self.members else (0, None)
         if self.scope == "package":
+            if call and self.constructs and name[:1].isupper():
+                return join(self._package(src), name)  # `Cart()`: a type of the same package
             if index > 0 and cls:
                 return f"^{cls}.{name}"  # not the class's own: a base's (Java, C#)
             return join(self._package(src), name) if name[:1].isupper() else None

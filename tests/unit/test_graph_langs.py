@@ -147,7 +147,163 @@ CPP = Case(
     unresolved=("shape.geo.Shape.grow", "grow"),
 )
 
-CASES = {"rust": RUST, "java": JAVA, "cpp": CPP}
+C = Case(
+    files={
+        "lib/list.h": "/* A list of ints. */\nstruct list {\n    int *items;\n    int len;\n};\n\n"
+                      "int list_len(const struct list *l);\n",
+        "lib/list.c": ("#include \"list.h\"\n\n"
+                       "// The number of items.\n"
+                       "int list_len(const struct list *l) {\n    return l->len;\n}\n"),
+        "main.c": ("#include \"lib/list.h\"\n\n"
+                   "int main(void) {\n"
+                   "    struct list l = {0};\n"
+                   "    ops.list_len(&l);\n"
+                   "    return list_len(&l);\n"
+                   "}\n"),
+    },
+    defs={"lib.list.list": ("class", 2), "lib.list.list.len": ("attribute", 4), "lib.list.list_len": ("function", 4),
+          "main.main": ("function", 3)},
+    docs={"lib.list.list": "A list of ints.", "lib.list.list_len": "The number of items."},
+    calls={"lib.list.list_len": {"main.main"}},
+    unresolved=("lib.list.list_len", "list_len"),
+)
+
+CSHARP = Case(
+    files={
+        "src/Util/Strings.cs": "namespace Shop.Util\n{\n    /// <summary>String helpers.</summary>\n"
+                               "    public static class Strings\n    {\n"
+                               "        /// <summary>Trims a string.</summary>\n"
+                               "        public static string Trim(string s) => s;\n    }\n}\n",
+        "src/Core/Cart.cs": (
+            "using System;\n"
+            "using Shop.Util;\n"
+            "using Text = Shop.Util.Strings;\n\n"
+            "namespace Shop.Core\n{\n"
+            "    /// <summary>A shopping cart.</summary>\n"
+            "    public class Cart : Base\n    {\n"
+            "        private Pricer pricer;\n\n"
+            "        // Adds an item.\n"
+            "        public void Add(string item)\n        {\n"
+            "            Check(item);\n"
+            "            pricer.Price(item);\n"
+            "            Text.Trim(item);\n"
+            "            base.Log(item);\n"
+            "            mystery.Check(item);\n"
+            "        }\n\n"
+            "        public int Total() => 0;\n"
+            "        public int Total(int tax) => tax;\n"
+            "        private void Check(string i) {}\n"
+            "    }\n\n"
+            "    public class Base { protected void Log(string m) {} }\n"
+            "    class Pricer { public int Price(string i) => 1; }\n"
+            "}\n"),
+    },
+    defs={"Shop.Core.Cart": ("class", 8), "Shop.Core.Cart.Add": ("method", 13), "Shop.Core.Cart.Check": ("method", 24),
+          "Shop.Util.Strings.Trim": ("method", 7), "Shop.Core.Cart.pricer": ("attribute", 10)},
+    docs={"Shop.Core.Cart": "A shopping cart.", "Shop.Core.Cart.Add": "Adds an item.",
+          "Shop.Util.Strings.Trim": "Trims a string."},
+    calls={"Shop.Core.Cart.Check": {"Shop.Core.Cart.Add"}, "Shop.Util.Strings.Trim": {"Shop.Core.Cart.Add"},
+           "Shop.Core.Pricer.Price": {"Shop.Core.Cart.Add"}, "Shop.Core.Base.Log": {"Shop.Core.Cart.Add"}},
+    unresolved=("Shop.Core.Cart.Check", "Check"),
+    bases={"Shop.Core.Cart": {"Shop.Core.Base"}},
+)
+
+KOTLIN = Case(
+    files={
+        "src/main/kotlin/com/shop/util/Strings.kt": "package com.shop.util\n\n/** Trims a string. */\n"
+                                                    "fun trimmed(s: String): String = s.trim()\n",
+        "src/main/kotlin/com/shop/Cart.kt": (
+            "package com.shop\n\n"
+            "import com.shop.util.trimmed as clean\n\n"
+            "/** A shopping cart. */\n"
+            "class Cart(private val pricer: Pricer) : Base() {\n"
+            "    /** Adds one item. */\n"
+            "    fun add(item: String) {\n"
+            "        check(item)\n"
+            "        pricer.price(item)\n"
+            "        clean(item)\n"
+            "        mystery.check(item)\n"
+            "    }\n\n"
+            "    private fun check(item: String) {}\n\n"
+            "    companion object {\n"
+            "        fun empty(): Cart = Cart(Pricer())\n"
+            "    }\n"
+            "}\n\n"
+            "open class Base\n"
+            "class Pricer { fun price(item: String): Int = 1 }\n"),
+    },
+    defs={"com.shop.Cart": ("class", 6), "com.shop.Cart.add": ("method", 8), "com.shop.Cart.check": ("method", 15),
+          "com.shop.util.trimmed": ("function", 4), "com.shop.Cart.empty": ("method", 18)},
+    docs={"com.shop.Cart": "A shopping cart.", "com.shop.Cart.add": "Adds one item.",
+          "com.shop.util.trimmed": "Trims a string."},
+    calls={"com.shop.Cart.check": {"com.shop.Cart.add"}, "com.shop.util.trimmed": {"com.shop.Cart.add"},
+           "com.shop.Pricer.price": {"com.shop.Cart.add"}, "com.shop.Cart": {"com.shop.Cart.empty"}},
+    unresolved=("com.shop.Cart.check", "check"),
+    bases={"com.shop.Cart": {"com.shop.Base"}},
+)
+
+RUBY = Case(
+    files={
+        "lib/shop/cart.rb": (
+            "module Shop\n"
+            "  # A shopping cart.\n"
+            "  class Cart < Base\n"
+            "    # Adds one item.\n"
+            "    def add(item)\n"
+            "      check(item)\n"
+            "      self.total\n"
+            "      log(item)\n"
+            "      mystery.check(item)\n"
+            "    end\n\n"
+            "    def total\n      0\n    end\n\n"
+            "    private\n\n"
+            "    def check(item); end\n"
+            "  end\n\n"
+            "  class Base\n    def log(message); end\n  end\nend\n"),
+    },
+    defs={"Shop": ("module", 1), "Shop.Cart": ("class", 3), "Shop.Cart.add": ("method", 5),
+          "Shop.Cart.check": ("method", 18), "Shop.Base.log": ("method", 22)},
+    docs={"Shop.Cart": "A shopping cart.", "Shop.Cart.add": "Adds one item."},
+    calls={"Shop.Cart.check": {"Shop.Cart.add"}, "Shop.Cart.total": {"Shop.Cart.add"},
+           "Shop.Base.log": {"Shop.Cart.add"}},
+    unresolved=("Shop.Cart.check", "check"),
+    bases={"Shop.Cart": {"Shop.Base"}},
+)
+
+PHP = Case(
+    files={
+        "src/Util/Strings.php": "<?php\nnamespace Shop\\Util;\n\nclass Strings\n{\n    /** Trims a string. */\n"
+                                "    public static function trim(string $s): string { return $s; }\n}\n",
+        "src/Core/Cart.php": (
+            "<?php\n"
+            "namespace Shop\\Core;\n\n"
+            "use Shop\\Util\\{Strings, Maths as M};\n\n"
+            "/**\n * A shopping cart.\n */\n"
+            "class Cart extends Base\n{\n"
+            "    private Pricer $pricer;\n\n"
+            "    /** Adds one item. */\n"
+            "    public function add(string $item): void\n    {\n"
+            "        $this->check($item);\n"
+            "        Strings::trim($item);\n"
+            "        $this->pricer->price($item);\n"
+            "        $mystery->check($item);\n"
+            "        helper();\n"
+            "    }\n\n"
+            "    private function check(string $item): void {}\n"
+            "}\n\n"
+            "class Pricer { public function price($item) { return 1; } }\n\n"
+            "// A helper.\nfunction helper() { return 1; }\n"),
+    },
+    defs={"Shop.Core.Cart": ("class", 9), "Shop.Core.Cart.add": ("method", 14), "Shop.Core.Cart.check": ("method", 23),
+          "Shop.Util.Strings.trim": ("method", 7), "Shop.Core.helper": ("function", 29)},
+    docs={"Shop.Core.Cart": "A shopping cart.", "Shop.Core.Cart.add": "Adds one item.", "Shop.Core.helper": "A helper.",
+          "Shop.Util.Strings.trim": "Trims a string."},
+    calls={"Shop.Core.Cart.check": {"Shop.Core.Cart.add"}, "Shop.Util.Strings.trim": {"Shop.Core.Cart.add"},
+           "Shop.Core.Pricer.price": {"Shop.Core.Cart.add"}, "Shop.Core.helper": {"Shop.Core.Cart.add"}},
+    unresolved=("Shop.Core.Cart.check", "check"),
+)
+
+CASES = {"rust": RUST, "java": JAVA, "cpp": CPP, "c": C, "csharp": CSHARP, "kotlin": KOTLIN, "ruby": RUBY, "php": PHP}
 
 
 def _one(g, qname):
@@ -212,7 +368,7 @@ def test_a_language_added_with_only_a_query_file_and_a_table(tmp_path, monkeypat
     (queries / "lua.scm").write_text(
         "(function_declaration name: [(identifier) (dot_index_expression)] @name) @definition.function\n"
         "(function_call name: (_) @name) @reference.call\n")
-    for name in ("rust", "java", "cpp"):  # the shipped languages stay readable
+    for name in CASES:  # the shipped languages stay readable
         (queries / f"{name}.scm").write_text(tags._queries_dir().joinpath(f"{name}.scm").read_text())
     table = chunker._table_bytes() + b'\n[lua]\nextensions = [".lua"]\nfunction_types = ["function_declaration"]\n' \
                                       b'leading_types = ["comment"]\ngraph = true\n'
