@@ -303,7 +303,69 @@ PHP = Case(
     unresolved=("Shop.Core.Cart.check", "check"),
 )
 
-CASES = {"rust": RUST, "java": JAVA, "cpp": CPP, "c": C, "csharp": CSHARP, "kotlin": KOTLIN, "ruby": RUBY, "php": PHP}
+SWIFT = Case(
+    files={
+        "Sources/Shop/Cart.swift": (
+            "import Foundation\n\n"
+            "/// A shopping cart.\n"
+            "class Cart: Base {\n"
+            "    /// Its pricer.\n"
+            "    let pricer: Pricer\n\n"
+            "    init(pricer: Pricer) { self.pricer = pricer }\n\n"
+            "    // Adds one item.\n"
+            "    func add(_ item: String) {\n"
+            "        check(item)\n"
+            "        pricer.price(item)\n"
+            "        mystery.check(item)\n"
+            "    }\n\n"
+            "    private func check(_ item: String) {}\n"
+            "}\n\n"
+            "class Base {}\n"
+            "struct Pricer { func price(_ item: String) -> Int { return 1 } }\n"
+            "extension Cart { func twice() { add(\"a\"); add(\"b\") } }\n"),
+    },
+    defs={"Cart": ("class", 4), "Cart.add": ("method", 11), "Cart.check": ("method", 17), "Cart.pricer": ("attribute", 6),
+          "Cart.twice": ("method", 22), "Pricer.price": ("method", 21)},
+    docs={"Cart": "A shopping cart.", "Cart.add": "Adds one item.", "Cart.pricer": "Its pricer."},
+    calls={"Cart.check": {"Cart.add"}, "Pricer.price": {"Cart.add"}, "Cart.add": {"Cart.twice"}},
+    unresolved=("Cart.check", "check"),
+    bases={"Cart": {"Base"}},
+)
+
+SCALA = Case(
+    files={
+        "src/main/scala/com/shop/util/Strings.scala": "package com.shop.util\n\nobject Strings {\n"
+                                                      "  /** Trims a string. */\n  def trim(s: String): String = s\n}\n",
+        "src/main/scala/com/shop/Cart.scala": (
+            "package com.shop\n\n"
+            "import com.shop.util.{Strings => S}\n\n"
+            "/** A shopping cart. */\n"
+            "class Cart(pricer: Pricer) extends Base with Totals {\n"
+            "  /** Adds one item. */\n"
+            "  def add(item: String): Unit = {\n"
+            "    check(item)\n"
+            "    pricer.price(item)\n"
+            "    S.trim(item)\n"
+            "    mystery.check(item)\n"
+            "  }\n\n"
+            "  private def check(item: String): Unit = {}\n"
+            "}\n\n"
+            "class Base\n"
+            "trait Totals\n"
+            "class Pricer { def price(item: String): Int = 1 }\n"),
+    },
+    defs={"com.shop.Cart": ("class", 6), "com.shop.Cart.add": ("method", 8), "com.shop.Cart.check": ("method", 15),
+          "com.shop.util.Strings.trim": ("method", 5)},
+    docs={"com.shop.Cart": "A shopping cart.", "com.shop.Cart.add": "Adds one item.",
+          "com.shop.util.Strings.trim": "Trims a string."},
+    calls={"com.shop.Cart.check": {"com.shop.Cart.add"}, "com.shop.Pricer.price": {"com.shop.Cart.add"},
+           "com.shop.util.Strings.trim": {"com.shop.Cart.add"}},
+    unresolved=("com.shop.Cart.check", "check"),
+    bases={"com.shop.Cart": {"com.shop.Base", "com.shop.Totals"}},
+)
+
+CASES = {"rust": RUST, "java": JAVA, "cpp": CPP, "c": C, "csharp": CSHARP, "kotlin": KOTLIN, "ruby": RUBY, "php": PHP,
+         "swift": SWIFT, "scala": SCALA}
 
 
 def _one(g, qname):
