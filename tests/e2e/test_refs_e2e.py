@@ -91,7 +91,12 @@ def test_refs_lists_an_attribute_with_its_doc_and_who_reads_it(make_repo):
 def test_refs_reads_rust_java_and_cpp(make_repo):
     from tests.unit.test_graph_langs import CPP, JAVA, RUST
 
-    root = make_repo({**RUST.files, **JAVA.files, **CPP.files})
+    root = make_repo({**RUST.files, **JAVA.files, **CPP.files,
+                      "go/parse.go": "package parse\n\n// Parse parses.\nfunc Parse(s string) int { return 0 }\n",
+                      "src/main/java/com/shop/Parse.java": "package com.shop;\n\nclass Parse {}\n"})
+    text = run_cli("refs", "Parse", "-C", str(root)).stdout  # one name in two languages: both, labelled
+    assert "go.parse.Parse  (function, go)  go/parse.go:4" in text
+    assert "com.shop.Parse  (class, java)  src/main/java/com/shop/Parse.java:3" in text
     (peek,) = run_json("refs", "Parser.peek", "-C", str(root))
     assert (peek["qname"], peek["path"], peek["line"]) == ("parser.Parser.peek", "src/parser.rs", 19)
     assert peek["doc"] == "" and {c["qname"] for c in peek["callers"]} == {"parser.Parser.parse"}
