@@ -55,6 +55,8 @@ _BODY_TYPES = ("block", "body", "declaration_list", "field_declaration_list", "c
                "body_statement", "enum_class_body")
 _XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _COMMENT_LINE = re.compile(r"^(?://|/\*|\*|#|--)")
+# A comment line in a definition's head; not a C preprocessor line (`#define`) or a Rust attribute.
+_HEAD_COMMENT = re.compile(r"^(?://|/\*|\*|--|#(?!\s*(?:define|if|ifdef|ifndef|else|elif|endif|include|pragma|undef)\b|\[|!))")
 
 
 class QueryError(CodeasstError):
@@ -218,7 +220,7 @@ class _Engine:
         end = body.start_byte if body is not None and body.start_byte > node.start_byte else node.end_byte
         head = self.src[node.start_byte:end].decode("utf-8", "replace").splitlines()
         # a comment inside the head is the doc of what follows (Ruby keeps a nested class's there)
-        sig = " ".join(" ".join(line for line in head if not _COMMENT_LINE.match(line.strip())).split()).rstrip("{ =")
+        sig = " ".join(" ".join(line for line in head if not _HEAD_COMMENT.match(line.strip())).split()).rstrip("{ =")
         return sig if len(sig) <= SIGNATURE_CHARS else sig[:SIGNATURE_CHARS - 1] + "…"
 
     def _doc(self, found: _Found) -> str:

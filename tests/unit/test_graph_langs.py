@@ -4,6 +4,7 @@ carried. Breaking a language's query file fails its case here."""
 
 from __future__ import annotations
 
+import time
 import tomllib
 from dataclasses import dataclass, field
 
@@ -459,3 +460,39 @@ def test_a_broken_query_file_is_a_typed_error(tmp_path, monkeypatch):
             extract("src/lib.rs", "fn a() {}\n")
     finally:
         tags.query.cache_clear()
+
+
+def test_c_macros_that_look_like_calls_and_a_header_included_everywhere(tmp_path):
+    files = {"common/util.h": "#ifndef UTIL_H\n#define UTIL_H\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n"
+                              "#define CHECK(x) do { if (!(x)) abort(); } while (0)\n"
+                              "/* Clamps v. */\nstatic inline int clamp(int v) { return MAX(v, 0); }\n#endif\n"}
+    for i in range(30):
+        files[f"lib/part{i}.c"] = (f"#include \"common/util.h\"\n\nFOR_EACH(item, items) {{ touch(item); }}\n\n"
+                                   f"int part{i}(int v) {{\n    CHECK(v > 0);\n    LOG(INFO) << v;\n"
+                                   f"    return clamp(MAX(v, {i}));\n}}\n")
+    g = build(tmp_path, files)
+    clamp = _one(g, "common.util.clamp")
+    assert clamp.doc == "Clamps v." and {d.kind for d in g.find("MAX")} == {"function"}  # a macro, by its name
+    callers, _ = g.in_edges(clamp)
+    assert sorted(e.src.qname for e in callers) == sorted(f"lib.part{i}.part{i}" for i in range(30))
+    assert {e.src.qname for e in g.in_edges(_one(g, "common.util.CHECK"))[0]} >= {"lib.part3.part3"}
+    for i in (0, 29):  # each file keeps its function through the macros the grammar cannot read
+        assert _one(g, f"lib.part{i}.part{i}").line == 5
+    callees = {e.name: found for e, found in g.out_edges(_one(g, "lib.part7.part7"))}
+    assert callees["LOG"] == [] and [d.path for d in callees["MAX"]] == ["common/util.h"]
+
+
+@pytest.mark.parametrize("path, unit", [
+    ("src/main/java/gen/Big.java", "    /** Doc {i}. */\n    public int m{i}(int v) {{\n        return m{j}(v) + 1;\n    }}\n"),
+    ("gen/big.c", "/* Doc {i}. */\nint f{i}(int v) {{\n    return f{j}(v) + 1;\n}}\n"),
+])
+def test_a_generated_file_of_20000_lines_builds_fast(path, unit):
+    body = "".join(unit.format(i=i, j=max(i - 1, 0)) for i in range(5000))
+    text = f"package gen;\n\npublic class Big {{\n{body}}}\n" if path.endswith(".java") else body
+    assert len(text.splitlines()) >= 20000
+    started = time.perf_counter()
+    file_graph = extract(path, text)
+    assert time.perf_counter() - started < 5
+    functions = [d for d in file_graph.defs if d.kind in ("function", "method")]
+    assert len(functions) == 5000 and functions[4999].doc == "Doc 4999."
+    assert sum(e.target is not None for e in file_graph.edges if e.kind == "call") == 5000

@@ -12,6 +12,8 @@
 (type_definition type: (union_specifier !name body: (_)) declarator: (type_identifier) @name) @definition.union
 (type_definition type: (enum_specifier !name body: (_)) declarator: (type_identifier) @name) @definition.enum
 (field_declaration declarator: (field_identifier) @name) @definition.field
+(preproc_function_def name: (identifier) @name) @definition.macro
+(preproc_def name: (identifier) @name value: (_)) @definition.constant
 (field_declaration declarator: (pointer_declarator declarator: (field_identifier) @name)) @definition.field
 
 (call_expression function: [(identifier) (field_expression)] @name) @reference.call

@@ -34,6 +34,8 @@
 (type_definition type: (struct_specifier !name body: (_)) declarator: (type_identifier) @name) @definition.struct
 (namespace_definition name: (_) @name) @definition.namespace
 (field_declaration declarator: (field_identifier) @name) @definition.field
+(preproc_function_def name: (identifier) @name) @definition.macro
+(preproc_def name: (identifier) @name value: (_)) @definition.constant
 
 (base_class_clause [(type_identifier) (qualified_identifier) (template_type)] @reference.inherit)
 
