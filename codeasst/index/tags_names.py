@@ -54,7 +54,11 @@ def strip_generics(text: str) -> str:
 def chain(text: str) -> list[str]:
     """`a.b.c`, `Foo::new`, `this->x`, `$this->repo`: the names joined; [] for anything else. A Rust
     path's `crate::`, `self::`, `super::` become `@crate`, `@self`, `@super` (no receiver's names)."""
-    text = "".join(strip_generics(text).split()).lstrip("\\")
+    if text.isidentifier():  # most calls: a bare name, read without the regexes
+        return [text]
+    if "<" in text:
+        text = strip_generics(text)
+    text = "".join(text.split()).lstrip("\\")
     if not _CHAIN.fullmatch(text):
         return []
     parts = _SEPARATORS.split(text)
@@ -192,7 +196,8 @@ class Names:
             self.stems.append(stem.lstrip("/"))
 
     def typed(self, src: int, var: str, type_text: str) -> None:
-        parts = chain(_TYPE_NOISE.sub(" ", strip_generics(type_text)).strip())
+        parts = [type_text] if type_text.isidentifier() else chain(
+            _TYPE_NOISE.sub(" ", strip_generics(type_text)).strip())
         if not parts or (len(parts) == 1 and parts[0][:1].islower() and not self._local(parts[0], src)):
             return  # a primitive type (`int`, `u32`, `double`)
         target = self.type_target(parts, src)
