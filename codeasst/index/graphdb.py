@@ -28,6 +28,7 @@ from pathlib import Path
 from codeasst.index import graph as extraction
 from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.files import decode_source
+from codeasst.index.tags import QueryError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -190,6 +191,8 @@ class CodeGraph:
         if text is not None:
             try:
                 file_graph = extraction.extract(path, text)
+            except QueryError:
+                raise  # a query file codeasst ships that does not compile: a bug to report, not a quirk
             except Exception:  # noqa: BLE001 - a grammar quirk must not stop indexing; the file has no edges
                 file_graph = None
         module = file_graph.module if file_graph else ""

@@ -496,3 +496,15 @@ def test_a_generated_file_of_20000_lines_builds_fast(path, unit):
     functions = [d for d in file_graph.defs if d.kind in ("function", "method")]
     assert len(functions) == 5000 and functions[4999].doc == "Doc 4999."
     assert sum(e.target is not None for e in file_graph.edges if e.kind == "call") == 5000
+
+
+def test_a_broken_query_file_stops_the_graph_with_its_error(tmp_path, monkeypatch):
+    (tmp_path / "queries").mkdir()
+    (tmp_path / "queries" / "java.scm").write_text("(class_declaration nme: (identifier) @name) @definition.class\n")
+    monkeypatch.setattr(tags, "_queries_dir", lambda: tmp_path / "queries")
+    tags.query.cache_clear()
+    try:
+        with pytest.raises(tags.QueryError, match="java"):  # not swallowed as one file's quirk
+            build(tmp_path, {"src/A.java": "package a;\n\nclass A {}\n"})
+    finally:
+        tags.query.cache_clear()
