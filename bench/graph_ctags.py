@@ -33,6 +33,9 @@ KINDS = {
     "c": ("C", {"struct": "class", "enum": "class", "function": "function"}),
     "csharp": ("C#", {"class": "class", "struct": "class", "enum": "class", "interface": "class",
                       "method": "method"}),
+    "kotlin": ("Kotlin", {"class": "class", "interface": "class", "object": "class", "method": "method function"}),
+    "ruby": ("Ruby", {"class": "class", "method": "method", "singletonMethod": "method"}),
+    "php": ("PHP", {"class": "class", "interface": "class", "trait": "class", "function": "function method"}),
 }
 GRAPH_KINDS = ("function", "method", "class")
 # C and C++ macros are no kind the issue counts (ctags' `macro` is mostly include guards): a graph
@@ -41,12 +44,18 @@ GRAPH_KINDS = ("function", "method", "class")
 
 def ctags_tags(root: str, language: str, excluded: list[str]) -> list[tuple[str, str, int]]:
     name, kinds = KINDS[language]
-    out = subprocess.run(["ctags", "-R", "--output-format=json", "--fields=+nK", f"--languages={name}",
+    langmap = ["--langmap=C:+.h"] if language == "c" else []  # ctags reads a .h as C++ otherwise
+    out = subprocess.run(["ctags", "-R", "--output-format=json", "--fields=+nK", f"--languages={name}", *langmap,
                           *(f"--exclude={e}" for e in excluded), "-f", "-", "."],
                          cwd=root, capture_output=True, text=True, check=True).stdout
     tags = []
     for line in out.splitlines():
         tag = json.loads(line)
+        if language == "kotlin" and (not tag.get("name", "").strip("`").replace(" ", "_").isidentifier() or (
+                tag.get("kind") == "method" and not re.search(r"\bfun\b", tag.get("pattern", "")))):
+            continue  # ctags' Kotlin parser lists lambdas (`<lambda>`) and their parameters as methods
+        if tag.get("name", "").startswith("__anon"):
+            continue  # an anonymous C struct: no name to ask the graph by
         if tag.get("_type") == "tag" and tag.get("kind") in kinds:
             tags.append((tag["path"].removeprefix("./"), tag["name"], int(tag["line"]), tag["kind"]))
     return tags
@@ -104,7 +113,7 @@ def main() -> None:
     kinds = KINDS[args.language][1]
 
     def matches(tag, d) -> bool:
-        return "".join(tag[1].split()) == d[0] and d[1] <= tag[2] <= d[2] and d[3] in kinds[tag[3]].split()
+        return ("".join(tag[1].split()) == d[0] or tag[1].strip("`") == d[0]) and d[1] <= tag[2] <= d[2] and d[3] in kinds[tag[3]].split()
 
     found = [t for t in tags if any(matches(t, d) for d in defs.get(t[0], ()))]
     missed = [t for t in tags if t not in found]

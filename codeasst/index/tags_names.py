@@ -69,6 +69,8 @@ def chain(text: str) -> list[str]:
 
 def clean_name(text: str) -> str:
     """A definition's name as written (`Shape::grow`, `Foo<T>`, `ns::inner`) as dotted parts."""
+    if text.startswith("`") and text.endswith("`"):
+        return text.strip("`")  # Kotlin's and Scala's `a name with spaces`: one name, as written
     return ".".join(p for p in _SEPARATORS.split("".join(strip_generics(text).split())) if p)
 
 
