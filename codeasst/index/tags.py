@@ -90,6 +90,7 @@ def settings(grammar: str) -> Settings:
 @cache
 def query(grammar: str) -> Any:
     from tree_sitter import Query
+    from tree_sitter import QueryError as GrammarMismatch
     from tree_sitter_language_pack import get_language
 
     source = _queries_dir().joinpath(f"{grammar}.scm")
@@ -99,7 +100,7 @@ def query(grammar: str) -> Any:
         raise QueryError(f"no graph query for {grammar} ({exc})") from exc
     try:
         return Query(get_language(grammar), text)
-    except Exception as exc:  # tree-sitter's QueryError and friends: a node type the grammar lacks
+    except GrammarMismatch as exc:  # a node type or field the grammar lacks, an impossible pattern
         raise QueryError(f"the graph query for {grammar} does not compile: {exc}") from exc
 
 
