@@ -16,7 +16,8 @@ Forms of `target`: a dotted name; `^C.m` for `super().m` inside class C (a base'
 `@DIR/NAME` for Go, whose package is a directory (`@*PATH/NAME`: any directory ending in an
 import path); `&STEM;STEM|NAME` for C and C++, a NAME (a dotted tail of a qualified name) defined
 in a file whose path without its suffix ends with one of the STEMs: the file itself and what it
-`#include`s.
+`#include`s; `*MOD;MOD|NAME`, NAME in the first of the modules MOD that defines it (the file's package,
+then what it imports whole: `use a::*`, `import a.b.*`, C#'s `using A.B;`).
 """
 
 from __future__ import annotations

@@ -282,6 +282,13 @@ class CodeGraph:
             return self._go(target, values)
         if target.startswith("&"):
             return self._included(target, values)
+        if target.startswith("*"):  # `*A;B|NAME`: NAME in the first of the modules A, B that defines it
+            modules, _, tail = target[1:].partition("|")
+            for module in modules.split(";"):
+                found = self.resolve(f"{module}.{tail}" if module else tail, _hops + 1, values)
+                if found:
+                    return found
+            return []
         exact = self._defs(_only("qname = ? AND kind != 'module'", values), (target,))
         if exact:
             return exact
@@ -336,12 +343,13 @@ class CodeGraph:
         stems, _, tails = target[1:].rpartition("|")
         ends = tuple(stems.split(";"))
         for tail in tails.split(","):
-            found = []
-            for d in self._defs(_only("name = ? AND kind != 'module'", values), (tail.rsplit(".", 1)[-1],)):
-                if not _included_by(d.path, ends):
-                    continue
-                if d.qname.endswith("." + tail) if "." in tail else d.kind != "method":
-                    found.append(d)
+            named = self._defs(_only("name = ? AND kind != 'module'", values), (tail.rsplit(".", 1)[-1],))
+            fitting = [d for d in named if (d.qname.endswith("." + tail) if "." in tail else d.kind != "method")]
+            found = [d for d in fitting if _included_by(d.path, ends)]
+            if not found and "." in tail and {d.qname for d in fitting} and len({d.qname for d in fitting}) == 1:
+                # a member `Scanner.scan` defined in a source file no one includes (scantoken.cpp): C++'s
+                # one-definition rule makes a qualified name name one definition, wherever it is
+                found = fitting
             if found:
                 return found
         return []

@@ -76,11 +76,13 @@ def clean_name(text: str) -> str:
 
 def import_items(text: str) -> list[tuple[str, str]]:
     """(the name bound, the dotted path it names) for each name an import statement binds; a
-    wildcard (`java.util.*`, `use a::*`, C#'s `using System.Text;` of a whole namespace) binds none."""
+    wildcard (`java.util.*`, `use a::*`, C#'s `using System.Text;` of a whole namespace) as
+    ("*", the module's path): it binds whatever that module defines."""
     text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.DOTALL)  # Kotlin's grammar keeps a comment after one
     t = " ".join(text.strip().rstrip(";").split())
-    if re.match(r"(?:global )?using (?!static )[\w.]+$", t):
-        return []  # C#: every type of a namespace, by none of its names
+    namespace = re.match(r"(?:global )?using (?!static )([\w.]+)$", t)
+    if namespace:
+        return [("*", namespace.group(1))]  # C#: every type of a namespace
     t = re.sub(r"^(?:pub(?:\([^)]*\))? )?(?:global )?(?:use|import|using) (?:static |function |const )?", "", t)
     t = t.replace("::", ".").replace("\\", ".").replace("=>", " as ").lstrip(".")
     alias = re.fullmatch(r"(\w+) ?= ?([\w.]+)", t)  # C#'s `using Alias = A.B.C;`
@@ -90,7 +92,10 @@ def import_items(text: str) -> list[tuple[str, str]]:
     for item in _expand(t):
         path, _, bound = (part.strip() for part in item.partition(" as "))
         path = path.removesuffix(".self")
-        if not path or path.endswith(("*", "._")) or not re.fullmatch(r"[\w.]+", path):
+        if path.endswith((".*", "._")) and re.fullmatch(r"[\w.]+", path[:-2]):
+            out.append(("*", path[:-2]))
+            continue
+        if not path or not re.fullmatch(r"[\w.]+", path):
             continue
         out.append((bound or path.rsplit(".", 1)[-1], path))
     return out
@@ -136,6 +141,7 @@ class Names:
         self.top = crate_top(path) if scope == "crate" else "" if scope == "package" else graph.module
         self.classes: set[str] = set()  # qualified names of classes, impl types, `A::` qualifiers
         self.stems: list[str] = [posixpath.splitext(path)[0]]
+        self.wildcards: list[str] = []  # modules imported whole (`use a::*`, `import a.b.*`, C#'s `using A.B;`)
         self.var_types: dict[tuple[int, str], str] = {}
         self._qnames: set[str] = set()
         self._class_index: dict[str, int] = {}
@@ -184,6 +190,10 @@ class Names:
     def imported(self, text: str, line: int, src: int) -> None:
         for bound, path in import_items(text):
             target = self._path(path.split("."))
+            if bound == "*":
+                if target not in self.wildcards:
+                    self.wildcards.append(target)
+                continue
             self.graph.bindings.setdefault(bound, target)
             self.graph.edges.append(Edge(src, "import", target.rsplit(".", 1)[-1], target, line))
 
@@ -278,15 +288,26 @@ class Names:
         index, cls = self.class_of(src) if call and self.members else (0, None)
         if self.scope == "package":
             if call and self.constructs and name[:1].isupper():
-                return join(self._package(src), name)  # `Cart()`: a type of the same package
+                return self._in_modules([self._package(src)], name)  # `Cart()`: a type of the package
             if index > 0 and cls:
                 return f"^{cls}.{name}"  # not the class's own: a base's (Java, C#)
-            return join(self._package(src), name) if name[:1].isupper() else None
+            return self._in_modules([self._package(src)], name) if name[:1].isupper() else None
+        if self.wildcards and self.scope == "crate":
+            return self._in_modules([], name)
         if included and len(self.stems) > 1 and self.scope == "file":
             if cls:  # C++ looks in the class first (its header's), then the namespaces
                 return self._included(f"{self._tail(cls)}.{name}", name)
             return self._included(name)
         return None
+
+    def _in_modules(self, first: list[str], name: str) -> str:
+        """`name` as the first of these modules that defines it: the package's own (which a wildcard
+        import cannot shadow), then the modules imported whole, in the file's order (a name two of
+        them define would not compile)."""
+        modules = [*first, *(w for w in self.wildcards if w not in first)]
+        if len(modules) == 1:
+            return join(modules[0], name)
+        return "*" + ";".join(modules) + "|" + name
 
     def _member(self, index: int, cls: str, name: str) -> str:
         """`self.name`'s target: the class's own, or (where the class lives in another file, a C++

@@ -508,3 +508,30 @@ def test_a_broken_query_file_stops_the_graph_with_its_error(tmp_path, monkeypatc
             build(tmp_path, {"src/A.java": "package a;\n\nclass A {}\n"})
     finally:
         tags.query.cache_clear()
+
+
+def test_modules_imported_whole_resolve_names_they_define(tmp_path):
+    g = build(tmp_path, {
+        "src/util.rs": "pub fn helper() -> u32 { 1 }\n",
+        "src/run.rs": "use crate::util::*;\n\npub fn run() -> u32 { helper() + missing() }\n",
+        "src/main/java/com/x/Widget.java": "package com.x;\n\npublic class Widget { public void draw() {} }\n",
+        "src/main/java/com/y/App.java": "package com.y;\n\nimport com.x.*;\n\nclass App {\n"
+                                        "    void go() { Widget w = new Widget(); w.draw(); }\n}\n",
+        "src/Util.cs": "namespace Shop.Util { public static class Strings { public static string Trim(string s) => s; } }\n",
+        "src/App.cs": "using Shop.Util;\n\nnamespace Shop.App { class A { void Go() { Strings.Trim(\"x\"); } } }\n",
+    })
+    callees = {qname: {e.name: [r.qname for r in found] for e, found in g.out_edges(_one(g, qname))}
+               for qname in ("run.run", "com.y.App.go", "Shop.App.A.Go")}
+    assert callees["run.run"] == {"helper": ["util.helper"], "missing": []}
+    assert callees["com.y.App.go"] == {"Widget": ["com.x.Widget"], "draw": ["com.x.Widget.draw"]}
+    assert callees["Shop.App.A.Go"] == {"Trim": ["Shop.Util.Strings.Trim"]}
+
+
+def test_a_cpp_member_defined_in_a_file_no_one_includes(tmp_path):
+    g = build(tmp_path, {
+        "src/scanner.h": "namespace yaml {\nclass Scanner {\n public:\n  void next();\n  void scan_anchor();\n};\n}\n",
+        "src/scanner.cpp": "#include \"scanner.h\"\nnamespace yaml {\nvoid Scanner::next() { scan_anchor(); }\n}\n",
+        "src/scantoken.cpp": "#include \"scanner.h\"\nnamespace yaml {\nvoid Scanner::scan_anchor() {}\n}\n",
+    })
+    callees = {e.name: [r.path for r in found] for e, found in g.out_edges(_one(g, "scanner.yaml.Scanner.next"))}
+    assert callees == {"scan_anchor": ["src/scantoken.cpp"]}
