@@ -45,8 +45,8 @@ def build(root: Path, language: str, excluded: list[str]) -> tuple[CodeGraph, li
 
 
 def occurrences(root: Path, name: str, paths: list[str]) -> list[tuple[str, int, str]]:
-    out = subprocess.run(["rg", "-n", "-w", "--no-heading", "-F", name, *paths], cwd=root,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(["rg", "-n", "-w", "--no-heading", "-F", name, *paths], cwd=root, check=False,
+                         capture_output=True, text=True).stdout  # rg exits 1 when nothing matches
     found = []
     for line in out.splitlines():
         path, number, text = line.split(":", 2)
