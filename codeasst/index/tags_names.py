@@ -189,7 +189,7 @@ class Names:
 
     def imported(self, text: str, line: int, src: int) -> None:
         for bound, path in import_items(text):
-            target = self._path(path.split("."))
+            target = self._path(path.split("."), src)
             if bound == "*":
                 if target not in self.wildcards:
                     self.wildcards.append(target)
@@ -204,8 +204,9 @@ class Names:
         stem = posixpath.splitext(name)[0]
         if stem.startswith("."):
             stem = posixpath.normpath(posixpath.join(self.dir, stem))
+        stem = stem.lstrip("/")
         if stem not in self.stems:
-            self.stems.append(stem.lstrip("/"))
+            self.stems.append(stem)
 
     def typed(self, src: int, var: str, type_text: str) -> None:
         parts = [type_text] if type_text.isidentifier() else chain(
@@ -216,17 +217,20 @@ class Names:
         if target:
             self.var_types.setdefault((src, var), target)
 
-    def _path(self, parts: list[str]) -> str:
+    def _path(self, parts: list[str], src: int) -> str:
         """A Rust path's `crate`, `self` and `super` as qualified names; other paths as written."""
         if self.scope != "crate" or parts[0] not in _RUST_HEADS:
             return ".".join(parts)
-        return self._rust([_RUST_HEADS[parts[0]], *parts[1:]])
+        return self._rust([_RUST_HEADS[parts[0]], *parts[1:]], src)
 
-    def _rust(self, parts: list[str]) -> str:
-        base = {"@crate": crate_top(self._crate_root()), "@self": self.top}.get(parts[0])
+    def _rust(self, parts: list[str], src: int) -> str:
+        """`crate::a`, `self::a`, `super::a` from definition `src`: `self` is the innermost module
+        around it (an inline `mod tests`, else the file's), `super` the one above."""
+        here = self._package(src)
+        base = {"@crate": crate_top(self._crate_root()), "@self": here}.get(parts[0])
         rest = parts[1:]
         if base is None:  # super, super::super
-            base = self.top
+            base = here
             while parts and parts[0] in ("@super", "super"):
                 base = base.rpartition(".")[0]
                 parts = parts[1:]
@@ -251,7 +255,7 @@ class Names:
         if len(parts) == 1:
             return self.name_target(head, src, call=True)
         if head.startswith("@"):
-            return self._rust(parts)
+            return self._rust(parts, src)
         if head in SELF_WORDS:
             index, cls = self.class_of(src)
             if cls is None:
@@ -275,7 +279,7 @@ class Names:
             index, cls = self.class_of(src)
             return self._member(index, cls, ".".join(parts[1:])) if cls and len(parts) > 1 else cls
         if parts[0].startswith("@"):
-            return self._rust(parts)
+            return self._rust(parts, src)
         base = self.name_target(parts[0], src, call=False, included=qualified)
         return ".".join([base, *parts[1:]]) if base else None
 

@@ -535,3 +535,12 @@ def test_a_cpp_member_defined_in_a_file_no_one_includes(tmp_path):
     })
     callees = {e.name: [r.path for r in found] for e, found in g.out_edges(_one(g, "scanner.yaml.Scanner.next"))}
     assert callees == {"scan_anchor": ["src/scantoken.cpp"]}
+
+
+def test_rust_super_inside_an_inline_module_is_the_file(tmp_path):
+    g = build(tmp_path, {"src/parser.rs": (
+        "pub struct Parser;\n\nimpl Parser {\n    pub fn new() -> Self { Parser }\n}\n\n"
+        "#[cfg(test)]\nmod tests {\n    use super::Parser as P;\n\n"
+        "    #[test]\n    fn builds() {\n        P::new();\n    }\n}\n")})
+    callees = {e.name: [r.qname for r in found] for e, found in g.out_edges(_one(g, "parser.tests.builds"))}
+    assert callees == {"new": ["parser.Parser.new"]}
