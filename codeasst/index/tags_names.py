@@ -3,9 +3,10 @@ the qualified names its definitions get, and the target of each call and base cl
 
 A name is looked up in the enclosing definitions (a class's own members only where the language
 lets a bare call name one, `graph_members`), then the file's definitions, then what the file imports
-(`use`, `import`, `using`). Beyond the file, only what the language makes certain: Java's and C#'s
-same package or namespace (for a type's name), a base class of the enclosing class (`^C.m`), the
-files a C or C++ file `#include`s (`&STEMS|NAME`, resolved when the graph is read). A receiver is
+by name (`use`, `import`, `using`). Beyond the file, only what the language makes certain: the same
+package or namespace for a type's name, then the modules the file imports whole (`*MOD;MOD|NAME`:
+the first that defines it), a base class of the enclosing class (`^C.m`), the files a C or C++ file
+`#include`s (`&STEMS|NAME`); these are resolved when the graph is read (codeasst.index.graphdb). A receiver is
 typed only where the code declares its type (`Parser p`, `p: Parser`, a field). Anything else has
 no target: the graph counts it as unresolved.
 
