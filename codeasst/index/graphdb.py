@@ -18,6 +18,7 @@ A graph file that is missing, damaged or from another version is rebuilt from th
 
 from __future__ import annotations
 
+import posixpath
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from pathlib import Path
 from codeasst.index import graph as extraction
 from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.files import decode_source
+from codeasst.index.tags import QueryError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -189,6 +191,8 @@ class CodeGraph:
         if text is not None:
             try:
                 file_graph = extraction.extract(path, text)
+            except QueryError:
+                raise  # a query file codeasst ships that does not compile: a bug to report, not a quirk
             except Exception:  # noqa: BLE001 - a grammar quirk must not stop indexing; the file has no edges
                 file_graph = None
         module = file_graph.module if file_graph else ""
@@ -229,13 +233,15 @@ class CodeGraph:
         if not name:
             return []
         exact = self._defs(_only("qname = ?", values), (name,))
-        if exact:
-            return exact
+        named_exact = [d for d in exact if d.kind != "module"]
+        if named_exact:
+            return named_exact
+        # only a module has that very name (a Java file is named as its class, `x.Parse` in `Parse.java`)
         last = name.rsplit(".", 1)[-1]
         found = [d for d in self._defs(_only("name = ?", values), (last,))
                  if d.qname == name or d.qname.endswith("." + name)]
         named = [d for d in found if d.kind != "module"]
-        return sorted(named or found, key=_plainest)
+        return sorted(named or exact or found, key=_plainest)
 
     def starting(self, prefix: str, limit: int = 100, values: bool = False) -> list[DefRow]:
         """Definitions (modules aside) whose bare name starts with `prefix`, as an editor's symbol search
@@ -274,6 +280,15 @@ class CodeGraph:
             return [d for base in self.bases(cls, _hops) for d in self.member(base.qname, member, _hops + 1, values)]
         if target.startswith("@"):
             return self._go(target, values)
+        if target.startswith("&"):
+            return self._included(target, values)
+        if target.startswith("*"):  # `*A;B|NAME`: NAME in the first of the modules A, B that defines it
+            modules, _, tail = target[1:].partition("|")
+            for module in modules.split(";"):
+                found = self.resolve(f"{module}.{tail}" if module else tail, _hops + 1, values)
+                if found:
+                    return found
+            return []
         exact = self._defs(_only("qname = ? AND kind != 'module'", values), (target,))
         if exact:
             return exact
@@ -319,6 +334,25 @@ class CodeGraph:
             if in_dir and (d.qname.endswith("." + name)):
                 found.append(d)
         return found
+
+    def _included(self, target: str, values: bool = False) -> list[DefRow]:
+        """`&STEM;STEM|TAIL,TAIL` (C, C++): the first TAIL defined in a file whose path, less its suffix,
+        ends with a STEM (the calling file and what it includes). A bare TAIL is a function or a type,
+        not a member; a dotted one (`geo.Shape.area`) ends a qualified name. A header's functions are
+        defined in the source file of its name (`geo/shape.h`, `src/shape.cpp`), which no file includes."""
+        stems, _, tails = target[1:].rpartition("|")
+        ends = tuple(stems.split(";"))
+        for tail in tails.split(","):
+            named = self._defs(_only("name = ? AND kind != 'module'", values), (tail.rsplit(".", 1)[-1],))
+            fitting = [d for d in named if (d.qname.endswith("." + tail) if "." in tail else d.kind != "method")]
+            found = [d for d in fitting if _included_by(d.path, ends)]
+            if not found and "." in tail and {d.qname for d in fitting} and len({d.qname for d in fitting}) == 1:
+                # a member `Scanner.scan` defined in a source file no one includes (scantoken.cpp): C++'s
+                # one-definition rule makes a qualified name name one definition, wherever it is
+                found = fitting
+            if found:
+                return found
+        return []
 
     def _edges(self, where: str, args: Iterable) -> list[tuple[int, str, str, str | None, str, int]]:
         return self._db.execute(f"SELECT src, kind, name, target, path, line FROM edges WHERE {where}",
@@ -384,6 +418,17 @@ class CodeGraph:
                 f"SELECT name, COUNT(*) FROM edges WHERE name IN ({marks}) AND kind != 'read' GROUP BY name",
                 part).fetchall())
         return out
+
+
+def _included_by(path: str, stems: tuple[str, ...]) -> bool:
+    base, suffix = posixpath.splitext(path)
+    if any(base == stem or base.endswith("/" + stem) for stem in stems):
+        return True
+    name = base.rpartition("/")[2]
+    return suffix.lower() in _SOURCES and any(stem.rpartition("/")[2] == name for stem in stems)
+
+
+_SOURCES = frozenset({".c", ".cc", ".cpp", ".cxx"})
 
 
 def read_graph(index_dir: Path) -> CodeGraph | None:

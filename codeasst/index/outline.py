@@ -170,7 +170,7 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     the calls into the repository made there ("qname at path:line"), from the code graph. `focus`: the
     question asked, whose lines are kept first."""
     grammar = chunker.grammar_for(path)
-    if grammar not in KINDS:
+    if grammar not in KINDS:  # a language whose kinds the outline does not know yet (Rust, Java, ...)
         return None
     lines = text.splitlines()
     end = min(end, len(lines))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from codeasst.errors import CodeasstError, IndexLocked, UsageError
 from codeasst.index.attributes import VALUE_KINDS
+from codeasst.index.chunker import language_for
 from codeasst.index.files import decode_source
 from codeasst.index.graphdb import CodeGraph, DefRow, EdgeRow, read_graph
 from codeasst.index.outline import MAX_LINES, Focus, Outline, outline
@@ -203,10 +204,13 @@ def place(code_graph: CodeGraph, d: DefRow, limit: int = 50) -> Place:
 def place_lines(places: list[dict], show_unresolved: bool = False) -> list[str]:
     """What `codeasst refs` prints for places as Place.to_json() gives them."""
     lines: list[str] = []
+    # a name defined in two languages (a Go `Parse`, a Rust `parse` asked as `parse`): each labelled
+    languages = {language_for(p["path"]) for p in places}
     for p in places:
         if lines:
             lines.append("")
-        lines.append(f"{p['qname']}  ({p['kind']})  {p['path']}:{p['line']}")
+        label = f", {language_for(p['path'])}" if len(languages) > 1 else ""
+        lines.append(f"{p['qname']}  ({p['kind']}{label})  {p['path']}:{p['line']}")
         if p["signature"]:
             lines.append(f"  {p['signature']}")
         if p["doc"]:

@@ -208,3 +208,26 @@ def test_two_agents_index_one_repository_at_once(make_repo):
     assert time.monotonic() - started < 300
     status = run_json("status", cwd=root)
     assert status["files"] == len(FILES) + 150 - 2  # and billing/__init__.py, empty, holds no chunk
+
+
+def test_definition_and_references_in_rust_java_and_cpp(make_repo):
+    from tests.unit.test_graph_langs import CPP, JAVA, RUST
+
+    root = make_repo({**RUST.files, **JAVA.files, **CPP.files})
+    run_cli("index", cwd=root)
+
+    async def session():
+        async with agent(root) as client:
+            for name, location, caller in (("Parser.peek", "src/parser.rs:19-21", "src/parser.rs:28"),
+                                           ("Cart.check", "src/main/java/com/shop/Cart.java:26-26",
+                                            "src/main/java/com/shop/Cart.java:16"),
+                                           ("scale", "src/shape.cpp:13-13", "src/shape.cpp:8")):
+                definition = await client.call_tool("definition", {"name": name})
+                assert not definition.is_error, text(definition)
+                (d,) = definition.structured_content["definitions"]
+                assert d["location"] == location, text(definition)
+                refs = await client.call_tool("references", {"name": name, "outline": True})
+                (place,) = refs.structured_content["places"]
+                assert caller in {c["location"] for c in place["callers"]}, text(refs)
+
+    anyio.run(session)

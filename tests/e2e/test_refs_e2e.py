@@ -86,3 +86,28 @@ def test_refs_lists_an_attribute_with_its_doc_and_who_reads_it(make_repo):
     (send,) = run_json("refs", "Session.send", "-C", str(root))  # a method reads as before: no attribute in it
     assert all(c["kind"] != "read" for c in send["callers"])
     assert all(r["kind"] not in ("attribute", "constant") for c in send["callees"] for r in c["resolved"])
+
+
+def test_refs_reads_rust_java_and_cpp(make_repo):
+    from tests.unit.test_graph_langs import CPP, JAVA, RUST
+
+    root = make_repo({**RUST.files, **JAVA.files, **CPP.files,
+                      "go/parse.go": "package parse\n\n// Parse parses.\nfunc Parse(s string) int { return 0 }\n",
+                      "src/main/java/com/shop/Parse.java": "package com.shop;\n\nclass Parse {}\n"})
+    text = run_cli("refs", "Parse", "-C", str(root)).stdout  # one name in two languages: both, labelled
+    assert "go.parse.Parse  (function, go)  go/parse.go:4" in text
+    assert "com.shop.Parse  (class, java)  src/main/java/com/shop/Parse.java:3" in text
+    (peek,) = run_json("refs", "Parser.peek", "-C", str(root))
+    assert (peek["qname"], peek["path"], peek["line"]) == ("parser.Parser.peek", "src/parser.rs", 19)
+    assert peek["doc"] == "" and {c["qname"] for c in peek["callers"]} == {"parser.Parser.parse"}
+
+    (add,) = run_json("refs", "Cart.add", "-C", str(root))
+    assert (add["path"], add["line"], add["doc"]) == ("src/main/java/com/shop/Cart.java", 15, "Adds one item.")
+    resolved = {c["name"]: [r["qname"] for r in c["resolved"]] for c in add["callees"]}
+    assert resolved["trim"] == ["com.shop.util.Strings.trim"] and resolved["price"] == ["com.shop.Pricer.price"]
+    assert len(run_json("refs", "com.shop.Cart.total", "-C", str(root))) == 2  # overloads, each listed
+
+    text = run_cli("refs", "scale", "-C", str(root)).stdout
+    assert "src/shape.cpp:13" in text and "shape.geo.Shape.grow" in text
+    (grow,) = run_json("refs", "Shape.grow", "--outline", "-C", str(root))
+    assert grow["path"] == "src/shape.cpp" and {c["qname"] for c in grow["callers"]} == {"main.main"}

@@ -50,6 +50,11 @@ for name in sorted(group.commands):
         failed.append(f"codeasst {name} --help: exit {result.exit_code} {result.output[-300:]}")
     helped.append(name)
 prompt.load("ask_checked")  # package data: the prompts
+from codeasst.index import tags
+from codeasst.index.graph import graph_languages
+from codeasst.index.graph_hand import HAND_GRAMMARS
+for grammar in sorted(graph_languages() - HAND_GRAMMARS):  # package data: the code graph's query files
+    tags.query(grammar)
 print(json.dumps({"failed": failed, "commands": helped, "file": codeasst.__file__}))
 """
 

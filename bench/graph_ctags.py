@@ -1,0 +1,136 @@
+"""The code graph's definitions against Universal Ctags (issue 52): recall (the share of ctags' functions,
+methods, classes, structs, enums, interfaces and traits the graph has) and precision (the share of the
+graph's that ctags has), per language, on a checkout.
+
+A ctags tag matches a graph definition of the same file and name when the tag's line lies within the
+definition, from its first line to the line of its name (annotations, attributes and C return types come
+first). ctags is the eval's only (`apt-get install universal-ctags`), never codeasst's.
+
+    python bench/graph_ctags.py DIR LANGUAGE [--exclude DIR ...] [--misses N]
+
+Prints one JSON line: counts, recall, precision, the graph's build time and a few misses of each side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+from codeasst.index import chunker, graph
+
+# ctags' kinds that count, by its language name, each with the graph kinds it may match.
+KINDS = {
+    "rust": ("Rust", {"function": "function method", "method": "method function", "struct": "class",
+                      "enum": "class", "interface": "class", "macro": "function", "typedef": "class"}),
+    "java": ("Java", {"class": "class", "interface": "class", "enum": "class", "method": "method",
+                      "annotation": "class"}),
+    "cpp": ("C++", {"class": "class", "struct": "class", "enum": "class", "function": "function method"}),
+    "c": ("C", {"struct": "class", "enum": "class", "function": "function"}),
+    "csharp": ("C#", {"class": "class", "struct": "class", "enum": "class", "interface": "class",
+                      "method": "method"}),
+    "kotlin": ("Kotlin", {"class": "class", "interface": "class", "object": "class", "method": "method function"}),
+    "ruby": ("Ruby", {"class": "class", "method": "method", "singletonMethod": "method"}),
+    "php": ("PHP", {"class": "class", "interface": "class", "trait": "class", "function": "function method"}),
+}
+GRAPH_KINDS = ("function", "method", "class")
+# C and C++ macros are no kind the issue counts (ctags' `macro` is mostly include guards): a graph
+# definition from a `#define` is left out too. Rust's macro_rules are counted on both sides.
+
+
+def ctags_tags(root: str, language: str, excluded: list[str]) -> list[tuple[str, str, int]]:
+    name, kinds = KINDS[language]
+    langmap = ["--langmap=C:+.h"] if language == "c" else []  # ctags reads a .h as C++ otherwise
+    out = subprocess.run(["ctags", "-R", "--output-format=json", "--fields=+nK", f"--languages={name}", *langmap,
+                          *(f"--exclude={e}" for e in excluded), "-f", "-", "."],
+                         cwd=root, capture_output=True, text=True, check=True).stdout
+    tags = []
+    for line in out.splitlines():
+        tag = json.loads(line)
+        if language == "kotlin" and (not tag.get("name", "").strip("`").replace(" ", "_").isidentifier() or (
+                tag.get("kind") == "method" and not re.search(r"\bfun\b", tag.get("pattern", "")))):
+            continue  # ctags' Kotlin parser lists lambdas (`<lambda>`) and their parameters as methods
+        if tag.get("name", "").startswith("__anon"):
+            continue  # an anonymous C struct: no name to ask the graph by
+        if tag.get("_type") == "tag" and tag.get("kind") in kinds:
+            tags.append((tag["path"].removeprefix("./"), tag["name"], int(tag["line"]), tag["kind"]))
+    return tags
+
+
+def files_of(root: str, language: str, excluded: list[str]) -> list[str]:
+    found = []
+    for base, dirs, names in os.walk(root):
+        rel_base = os.path.relpath(base, root)
+        dirs[:] = [d for d in dirs if not d.startswith(".")
+                   and not any(os.path.normpath(os.path.join(rel_base, d)).startswith(e) or d == e
+                               for e in excluded)]
+        for n in names:
+            rel = os.path.normpath(os.path.join(rel_base, n))
+            grammar = chunker.grammar_for(rel)
+            if grammar == language or (language == "cpp" and rel.endswith(".h")):  # a C++ header named .h
+                found.append(rel)
+    return sorted(found)
+
+
+def name_line(lines: list[str], d) -> int:
+    """The line of the definition's name: the first from its first line that spells it."""
+    pattern = re.compile(r"(?<![\w$])" + re.escape(d.name) + r"(?![\w$])")
+    for number in range(d.line, min(d.end_line, len(lines)) + 1):
+        if pattern.search(lines[number - 1]):
+            return number
+    return d.line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("root")
+    parser.add_argument("language", choices=sorted(KINDS))
+    parser.add_argument("--exclude", action="append", default=[])
+    parser.add_argument("--misses", type=int, default=8)
+    args = parser.parse_args()
+    tags = ctags_tags(args.root, args.language, args.exclude)
+    paths = files_of(args.root, args.language, args.exclude)
+    defs: dict[str, list[tuple]] = {}
+    lines_read = 0
+    started = time.perf_counter()
+    texts = {}
+    for rel in paths:
+        with open(os.path.join(args.root, rel), encoding="utf-8", errors="replace") as f:
+            texts[rel] = f.read()
+    for rel, text in texts.items():
+        file_graph = graph.extract(rel, text)
+        lines_read += len(text.splitlines())
+        if file_graph is None:
+            continue
+        lines = text.splitlines()
+        defs[rel] = [(d.name, d.line, name_line(lines, d), d.kind, d.qname) for d in file_graph.defs
+                     if d.kind in GRAPH_KINDS and not d.signature.startswith("#define")]
+    seconds = time.perf_counter() - started
+    kinds = KINDS[args.language][1]
+
+    def matches(tag, d) -> bool:
+        return ("".join(tag[1].split()) == d[0] or tag[1].strip("`") == d[0]) and d[1] <= tag[2] <= d[2] and d[3] in kinds[tag[3]].split()
+
+    found = [t for t in tags if any(matches(t, d) for d in defs.get(t[0], ()))]
+    missed = [t for t in tags if t not in found]
+    by_path: dict[str, list] = {}
+    for t in tags:
+        by_path.setdefault(t[0], []).append(t)
+    ours = [(p, d) for p, ds in defs.items() for d in ds]
+    kept = [(p, d) for p, d in ours if any(matches(t, d) for t in by_path.get(p, ()))]
+    extra = [(p, d) for p, d in ours if (p, d) not in kept]
+    print(json.dumps({
+        "language": args.language, "files": len(paths), "lines": lines_read, "ctags": len(tags),
+        "graph": len(ours), "recall": round(len(found) / max(len(tags), 1), 3),
+        "precision": round(len(kept) / max(len(ours), 1), 3), "graph_seconds": round(seconds, 2),
+        "missed": [f"{t[0]}:{t[2]} {t[3]} {t[1]}" for t in missed[:args.misses]],
+        "extra": [f"{p}:{d[1]} {d[3]} {d[4]}" for p, d in extra[:args.misses]],
+    }))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
