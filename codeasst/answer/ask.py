@@ -188,8 +188,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
             answer.registrations = where.to_json()
             plan.registered = where.places()
             plan.definitions = [d for d in plan.definitions if d.path in {p for p, _, _ in plan.registered}]
-        missing = _names_missing(services, result, bounded)
-        if missing:  # the question names what the repository does not have: say so, lead with nothing else
+        missing, named = _names_missing(services, result, bounded)
+        if missing and len(missing) == named:  # all the code it names is missing: say so, lead with nothing else
             plan.definitions = []
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations else None
         follow = cfg.flow and where is None
@@ -241,12 +241,13 @@ def _excerpt_outlines(services: Services, code_graph: CodeGraph | None, answer: 
     return out
 
 
-def _names_missing(services: Services, result: Retrieval, question: str) -> list[str]:
-    """The code names the question writes (`frobnicate()`, `a.b`, snake_case) that no indexed file has."""
-    names = sorted(lines.code_names(question))
+def _names_missing(services: Services, result: Retrieval, question: str) -> tuple[list[str], int]:
+    """The code names the question writes (`frobnicate()`, `a.b`, snake_case) that no indexed file has, and
+    how many it writes; what it quotes ('Foo_Bar.baz') is an example of input, not a name."""
+    names = sorted(lines.code_names(lines.QUOTED.sub(" ", question)))
     if not names:
-        return []
-    return grounding.ungrounded(names, grounding.repo_words(services.repo.root, result.files))
+        return [], 0
+    return grounding.ungrounded(names, grounding.repo_words(services.repo.root, result.files)), len(names)
 
 
 def _missing_note(missing: list[str]) -> str:

@@ -102,3 +102,5 @@ def test_a_question_naming_what_the_repository_does_not_have_says_so(make_repo):
     assert "In the code:" not in missing["answer"]  # no unrelated definition named instead
     found = run_json("ask", "What does make_widget return?", "-C", str(root), env=NONE)
     assert found["answer"].startswith("In the code:\n- `make_widget` at w.py:1-3"), found["answer"]
+    quoted = run_json("ask", "What does make_widget do with 'Foo_Bar.baz' as its size?", "-C", str(root), env=NONE)
+    assert quoted["answer"].startswith("In the code:\n- `make_widget`"), quoted["answer"]  # a quoted example is no name
