@@ -33,6 +33,12 @@ OPENS = re.compile(r"^\W*(?:in\s+the\s+(?P<part>[\w./ -]+?)\s+(?:example|app|pro
                    r"(?:where|how|which\s+file|in\s+which\s+file|what\s+file)\b", re.IGNORECASE)
 ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook(?:\s+up|\s+in)?|wire|plug(?:\s+in)?|"
                   r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b", re.IGNORECASE)
+# Where the question's own clause ends: another question joined to it ("..., and what happens if ...").
+CLAUSE_END = re.compile(r"[;?]|,?\s+(?:and|but)\s+(?:what|which|how|when|where|why|if|is|are|does|do)\b|"
+                        r",\s*(?:what|which|how|when|where|why|if|so)\b", re.IGNORECASE)
+# Of a verb that ends the question ("where is X registered?"), only those that say X is registered.
+LAST_VERBS = re.compile(r"(?:register|configure|declare|mount|wire|hook|add|list|plug|set\s+up|go|live|belong)(?:s|d|ed|ing)?",
+                        re.IGNORECASE)
 THING_END = re.compile(r"[?,;:()]|\s(?:to|in|into|for|so|that|with|under|on|of|such|like|say|e\.g|i\.e|from|at|"
                        r"besides|beside|alongside|beyond|other|than|and|or|which|where|when|can|should)\b",
                        re.IGNORECASE)
@@ -188,19 +194,30 @@ def asked(question: str) -> str | None:
     """The X of "where do I add X?" (and of "how do I register X", "where is X configured", "where
     should a new X go"); None for any other question."""
     opened = OPENS.search(question)
-    verb = ADDS.search(question, opened.end()) if opened else None
+    if opened is None:
+        return None
+    # The verb of the question's own clause: "where is a schema ... looked up, and what happens if two
+    # classes are registered" asks where a lookup is, not where to register one.
+    clause = CLAUSE_END.split(question[opened.end():], maxsplit=1)[0]
+    verb = ADDS.search(clause)
     if verb is None:
         return None
-    after = question[verb.end():].replace("`", "")
+    if not clause[verb.end():].strip() and not LAST_VERBS.fullmatch(verb.group(0)) \
+            and not re.search(r"\b(?:new|another)\b", clause[:verb.start()], re.IGNORECASE):
+        return None  # "where is X implemented / defined" asks where it is, not where another goes
+    verb_end = opened.end() + verb.end()
+    after = question[verb_end:].replace("`", "")
     thing = ARTICLES.sub("", THING_END.split(" " + after.strip(), 1)[0].strip())
     if not thing:  # the verb last: "where is X configured", "where should a new X go"
         before = re.sub(r"^.*?\b(?:is|are|does|do|should|would|can|must|will)\s+", "",
-                        question[opened.end():verb.start()].replace("`", ""), flags=re.IGNORECASE)
+                        clause[:verb.start()].replace("`", ""), flags=re.IGNORECASE)
         before = re.sub(r"\([^)]*\)", " ", before)  # "a new setting (an environment variable)"
+        before = re.sub(r"\s+(?:be|get|been|being|is|are)\s*$", "", before.rstrip())  # "a new X be defined"
         parts = [p.strip() for p in THING_END.split(" " + before.strip()) if p and p.strip()]
         # the part that ends in a word of a kind: "a new command-line option" of "... option for `http` be"
         kinds = [p for p in parts if any(stems(p.split()[-1]) & words for words, _ in KINDS.values())]
-        thing = ARTICLES.sub("", (kinds or parts or [""])[-1])
+        fresh = [p for p in parts if re.match(r"(?:a\s+|an\s+)?(?:new|another)\b", p, re.IGNORECASE)]
+        thing = ARTICLES.sub("", (fresh or kinds or parts or [""])[-1])
     words = [w for w in thing.split() if w.lower() not in ("i", "we", "you")]
     return " ".join(words[-3:]) if words else None
 

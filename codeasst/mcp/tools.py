@@ -393,8 +393,9 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("references", "Who calls a definition and what it calls, from the code graph (path:line each); calls "
          "the graph cannot resolve are counted, never guessed. For an attribute or constant: who reads it.",
          ReferencesIn, ReferencesOut, _references),
-    Tool("ask", "A short answer about this code from codeasst's local model, with citations checked against "
-         "the code and the sentences the checks refused. Slow on a CPU (tens of seconds); prefer search and "
+    Tool("ask", "A short answer about this code: the definitions that answer with their outlines (or, for "
+         "'where do I add X?', where the existing ones are registered), then, where a GPU runs codeasst's local "
+         "model, its sentences, each checked against the line it cites. Seconds on a CPU; prefer search and "
          "definition when you can read code yourself.", AskIn, AskOut, _ask, slow=True),
     Tool("lint", "flake8's findings for a Python file or its unsaved text, with the project's flake8 config.",
          LintIn, LintOut, _lint),

@@ -83,7 +83,7 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
               if services.complete_llm.name == services.llm.name
               else f"{services.llm.name}, completing with {services.complete_llm.name}")
     if services.ask_llm is not services.llm:
-        models += f", answering with {services.ask_llm.name if services.ask_llm else 'no model (ask.model none)'}"
+        models += f", answering with {services.ask_llm.name if services.ask_llm else 'no model (ask.model none, or auto with no GPU)'}"
     note(f"serving {services.repo.root} on {url} (model {models}; OpenAPI at {url}/docs)")
     if token is None:
         note("no token: any program of any user on this machine may read the code through the server")

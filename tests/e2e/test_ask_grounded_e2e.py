@@ -42,7 +42,8 @@ def test_the_demo_question_is_answered_true_and_cited(tmp_path):
     assert DEMO_QUESTION in (PROJECT / "Makefile").read_text()
     root = _codeasst_copy(tmp_path / "codeasst")
     run_json("index", str(root))  # as `make demo` does first: a first ask here would not wait for all vectors
-    answer = run_json("ask", DEMO_QUESTION, "-C", str(root))
+    # ask.model as make demo runs it: the default, "auto" (the lead alone on a CPU, the model on a GPU)
+    answer = run_json("ask", DEMO_QUESTION, "-C", str(root), env={"CODEASST_ASK__MODEL": "auto"})
     assert answer["dense"]["embedded"] == answer["dense"]["total"], answer["dense"]
     claims = answer["answer"].split("\n\nThe excerpts may not answer")[0]
     facts = score_facts(_demo_key(), claims)

@@ -72,6 +72,10 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> tuple[Path, list[str]]:
     ("Where should I add a new command to the CLI?", "command"),
     ("where is the middleware configured?", "middleware"),
     ("How does the index work?", None),
+    ("Where is a parser looked up by name, and what happens if two parsers are registered?", None),  # its own clause
+    ("Where is the retry policy implemented?", None),  # where it is, not where another goes
+    ("Where should a new exporter be defined?", "exporter"),
+    ("Where are the cli and cli-admin executables declared?", "cli-admin executables"),
     ("What does add_item return?", None),
 ])
 def test_the_question_names_what_to_add(question, thing):
