@@ -272,7 +272,10 @@ def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, rol
     if not scored:
         return excerpts
     best = max(scored, key=lambda item: (item[0], item[1]))[2]
-    return [best] + [e for e in excerpts if e is not best]
+    defining = [e for _, _, e in sorted(scored, key=lambda item: -item[1]) if e is not best]
+    # the best first, then the other definitions in rank order (one may join it: a method of its class,
+    # a second module's docstring), then the hits that define nothing
+    return [best, *defining] + [e for e in excerpts if e is not best and all(e is not d for d in defining)]
 
 
 def render_lead(definitions: list[Definition], outlines: dict | None = None) -> str:
