@@ -26,6 +26,9 @@ def fresh_home(tmp_path_factory, monkeypatch, shared: Path | None = None) -> Pat
     # complete.model "auto" picks the 1.5B wherever it is installed (a developer's machine, not CI);
     # the suite is about the bundled 0.5B, so it runs on that model everywhere.
     monkeypatch.setenv("CODEASST_COMPLETE__MODEL", "bundled")
+    # `codeasst index` waits for every vector, as in CI (`--wait`): a test reads what the run made, and no
+    # test leaves a detached embedder behind it. The background embedder's own tests turn it back on.
+    monkeypatch.setenv("CODEASST_INDEX__BACKGROUND", "false")
     if shared is not None:
         (home / "cache").mkdir()
         for name in ("models", "embedders"):
