@@ -8,7 +8,7 @@ different from a run that has ended: a foreground run that waits for the index g
 group, and one that wants it takes no notice of this process at all. SIGTERM stops it at its next
 batch, keeping every group it finished; the next `codeasst index` starts another, which resumes.
 
-Run as `python -m codeasst.access.detached ROOT`, with the settings the starting command had (its flags
+Run as `python -m codeasst.access.detached ROOT LOCK_FD` (the lock its starter took), with the settings the starting command had (its flags
 passed as CODEASST_* variables).
 """
 
@@ -52,17 +52,22 @@ def spawn(services: Services) -> dict:
             for part in key.split("."):
                 value = getattr(value, part)
             env[env_name(key)] = str(value)
+    lock = worker.claim(index_dir)
+    if lock is None:  # another command started one meanwhile: it does the work
+        return {"pid": worker.pid(index_dir) or 0, "log": str(log_path)}
     try:
         with log_path.open("ab") as out:
             # -P, and not started in the repository: a repository with a `codeasst` folder of its own (this
             # one) would be imported instead of the codeasst that runs. A new session: a Ctrl-C meant for the
             # terminal's command is not its.
-            proc = subprocess.Popen([sys.executable, "-P", "-m", "codeasst.access.detached", str(services.repo.root)],
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, cwd=index_dir,
-                                    start_new_session=True)
+            proc = subprocess.Popen([sys.executable, "-P", "-m", "codeasst.access.detached", str(services.repo.root),
+                                     str(lock.fileno())], stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                                    cwd=index_dir, start_new_session=True, pass_fds=(lock.fileno(),))
     except OSError as exc:
+        worker.release(lock)
         what = f"cannot write its log {log_path}" if exc.filename == str(log_path) else "cannot start a process"
         return {"error": f"{what}: {exc.strerror or exc}"}
+    worker.started(lock, proc.pid)
     _started.append(proc)  # never waited for: it outlives this command
     return {"pid": proc.pid, "log": str(log_path)}
 
@@ -140,13 +145,13 @@ def main(argv: list[str]) -> int:
         group = min(build_services(root).settings.index.group_chunks, GROUP)
         services = build_services(root, {"index.group_chunks": group}, on_note=log.info)
         _confine(services.settings.index.background_cores)
-        with worker.hold(index_dir) as mine:
-            if not mine:
-                log.info("another background embedder works on this index; leaving it the work")
-                return 0
+        lock = worker.adopt(int(argv[1]))
+        try:
             services.claim_index()  # IndexLocked while a `codeasst serve` owns the index: it embeds there
             log.info("started for %s (%s)", root, services.embedder.name)
             log.info("%s", _embed(services, stopped))
+        finally:
+            worker.release(lock)
     except CodeasstError as exc:
         log.error("stopped: %s", exc.one_line())
         worker.write_state(index_dir, {"pid": os.getpid(), "stopped": f"failed: {exc.one_line()}"})

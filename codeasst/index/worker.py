@@ -52,33 +52,39 @@ def pid(index_dir: Path) -> int | None:
     return None
 
 
-@contextlib.contextmanager
-def hold(index_dir: Path, tries_s: float = 1.0) -> Iterator[bool]:
-    """The worker's claim on the index for as long as it runs: True when this process has it, False when
-    another worker does. Tried for `tries_s`: a pid() probe holds the lock for an instant."""
+def claim(index_dir: Path) -> IO[str] | None:
+    """The worker's lock, taken by the command that starts it and handed down to it (the same open file:
+    the lock is one, and lasts until the last of the two lets go), so no second worker can start between
+    the two and `pid` sees it from the start. None while another worker holds it."""
     fh = _open(index_dir, LOCK)
-    deadline = time.monotonic() + tries_s
     try:
-        while True:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    yield False
-                    return
-                time.sleep(0.05)
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
-        try:
-            yield True
-        finally:
-            fh.truncate(0)
-            fcntl.flock(fh, fcntl.LOCK_UN)
-    finally:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
         fh.close()
+        return None
+    fh.seek(0)
+    fh.truncate()
+    fh.flush()
+    return fh
+
+
+def started(fh: IO[str], pid_: int) -> None:
+    """The starting command's part: the worker's pid written, its own hold on the lock let go of."""
+    fh.write(str(pid_))
+    fh.flush()
+    fh.close()  # not unlocked: the worker holds the same lock through its copy of the file
+
+
+def adopt(fd: int) -> IO[str]:
+    """The worker's part: the lock its starting command took, through the descriptor it inherited."""
+    return os.fdopen(fd, "a+", encoding="utf-8")
+
+
+def release(fh: IO[str]) -> None:
+    """The worker, as it ends (the kernel does the same for one killed)."""
+    fh.truncate(0)
+    fcntl.flock(fh, fcntl.LOCK_UN)
+    fh.close()
 
 
 def wanted(index_dir: Path) -> bool:
