@@ -1,5 +1,5 @@
-"""What `codeasst status` reads of an index: what it holds, how stale it is, which vectors search uses
-and how far the background embedder (codeasst.index.worker) got. Nothing here writes."""
+"""The figures of `codeasst status`: chunks, vectors, staleness, the background embedder's progress
+(codeasst.index.worker). Read only."""
 
 from __future__ import annotations
 
