@@ -32,8 +32,8 @@ def index(
     embedder: EmbedderOption = None,
     chunk_chars: Annotated[int | None, typer.Option("--chunk-chars", help="Largest chunk in characters.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List skipped files.")] = False,
-    wait: Annotated[bool, typer.Option("--wait", help="Make the index embedder's vectors before returning, not in "
-                                       "the background (use it in CI and containers).")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Also make MiniLM's vectors before returning (for CI and "
+                                       "containers).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Index the repository, touching only files that changed since the last run."""
