@@ -98,7 +98,8 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
             elif dense["embedded"] < dense["total"]:
                 notes.append(dense_note(dense))
             elif on_first:
-                notes.append(first_phase_note(store, services.embedder.name, dense["total"]))
+                notes.append(first_phase_note(store, services.embedder.name, dense["total"],
+                                              worker.pid(indexer.index_dir) is not None))
             static = on_first or services.embedder.static  # the query embedder is the index embedder then
             sources = Sources(root=services.repo.root, files=searched, store=store,
                               embedder=lambda: first if on_first else services.query_embedder,
@@ -116,11 +117,12 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
     return result
 
 
-def first_phase_note(store, final: str, total: int) -> str:
+def first_phase_note(store, final: str, total: int, background: bool = False) -> str:
     """What a search says while it reads the first phase's vectors: the embedder's own are not complete."""
     done = total - store.table.unshelved_count(final)
-    return (f"dense search uses the fast static vectors until {final}'s are complete ({done:,} of {total:,} so "
-            f"far); `codeasst index` (or a running `codeasst serve`) makes them")
+    maker = ("the background embedder `codeasst index` started makes them" if background
+             else "`codeasst index` (or a running `codeasst serve`) makes them")
+    return f"dense search uses the fast static vectors until {final}'s are complete ({done:,} of {total:,} so far); {maker}"
 
 
 def dense_note(dense: dict[str, int]) -> str:
