@@ -76,6 +76,12 @@ def _confine(cores: int) -> None:
     """Nice this process, and keep it (every thread it starts) to `cores` of the CPUs it may use, the last
     ones; onnxruntime sizes its thread pool by them. 0 leaves every CPU."""
     os.nice(NICE)
+    try:
+        # Linux schedules a session's processes as one group (autogroup), and nice weighs only inside it: in
+        # the session of its own it starts, this process would take a whole core beside the user's commands.
+        Path("/proc/self/autogroup").write_text(str(NICE))
+    except OSError:  # not Linux, or autogroup off: nice alone does it
+        pass
     if cores and hasattr(os, "sched_setaffinity"):
         allowed = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, allowed[-cores:])

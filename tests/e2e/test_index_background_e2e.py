@@ -23,7 +23,7 @@ from chromadb.api.client import SharedSystemClient
 from codeasst.index import worker
 from codeasst.paths import index_dir
 from codeasst.services import build_services
-from tests.e2e.conftest import CLI, run_cli, run_json
+from tests.e2e.conftest import CLI, free_port, run_cli, run_json, wait_for_port
 from tests.e2e.test_index_faults_e2e import _assert_consistent, _filler, _wait
 
 # The conftest makes `codeasst index` wait for every vector; these tests are about not waiting. Groups of 32:
@@ -89,17 +89,33 @@ def _assert_complete(root: Path, status: dict) -> None:
 
 
 @pytest.mark.slow
-def test_index_returns_after_the_static_vectors_and_the_background_finishes_minilms(make_repo, background):
+def test_index_returns_after_the_static_vectors_and_serve_stops_the_background_and_makes_the_rest(make_repo,
+                                                                                                   background):
     root = _repo(make_repo, background)
     summary = run_json("index", str(root), env=BG)
     total = summary["dense"]["total"]
     assert summary["dense"] == {"embedded": total, "total": total}, "every chunk is searchable by a vector"
     assert summary["final_embedded"] == 0 and summary["final_waiting"] == total
     assert summary["background"]["pid"] > 0 and summary["background"]["log"].endswith("background.log")
-    status = _finished(root)
-    _assert_complete(root, status)
-    assert status["background"]["embedded"] == total
-    assert "started for" in Path(summary["background"]["log"]).read_text()
+    _wait("the background embedder stored a group", lambda: _final_embedded(root) > 0, seconds=120, every=0.2)
+
+    port = free_port()
+    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "-C", str(root)], env={**os.environ, **BG},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_port(port, 300)
+        assert worker.pid(index_dir(root)) is None, "the server took the store from the background embedder"
+        assert "stopped (SIGTERM)" in Path(summary["background"]["log"]).read_text()
+        _wait("the server made MiniLM's vectors", lambda: run_json("status", cwd=root)["first_phase"] is None,
+              seconds=240, every=0.5)
+        assert run_json("status", cwd=root)["dense"] == {"embedded": total, "total": total}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    status = run_json("status", "-C", str(root), env=BG)
+    assert status["store_problem"] is None and status["first_phase"] is None
+    for name, ids in _vectors(root).items():
+        assert len(ids) == len(set(ids)) == total, f"{name}: {len(ids)} vectors ({len(set(ids))} ids) of {total}"
 
 
 @pytest.mark.slow
