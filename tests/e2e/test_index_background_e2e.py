@@ -97,7 +97,7 @@ def test_index_returns_after_the_static_vectors_and_serve_stops_the_background_a
     assert summary["dense"] == {"embedded": total, "total": total}, "every chunk is searchable by a vector"
     assert summary["final_embedded"] == 0 and summary["final_waiting"] == total
     assert summary["background"]["pid"] > 0 and summary["background"]["log"].endswith("background.log")
-    _wait("the background embedder stored a group", lambda: _final_embedded(root) > 0, seconds=120, every=0.2)
+    _wait("the background embedder stored a group", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
 
     port = free_port()
     proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "-C", str(root)], env={**os.environ, **BG},
@@ -123,7 +123,7 @@ def test_background_killed_with_sigkill_resumes_at_the_next_run_without_a_duplic
     root = _repo(make_repo, background)
     first = run_json("index", str(root), env=BG)
     pid, total = first["background"]["pid"], first["final_waiting"]
-    _wait("a group of MiniLM's vectors was stored", lambda: _final_embedded(root) > 0, seconds=120, every=0.2)
+    _wait("a group of MiniLM's vectors was stored", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
     os.kill(pid, signal.SIGKILL)
     _wait("the killed embedder let go of its lock", lambda: worker.pid(index_dir(root)) is None, seconds=30)
     done = _final_embedded(root)
@@ -142,7 +142,7 @@ def test_background_killed_with_sigkill_resumes_at_the_next_run_without_a_duplic
 
 @pytest.mark.slow
 def test_two_index_runs_while_the_background_runs_one_waits_or_says_so(make_repo, background):
-    root = _repo(make_repo, background)
+    root = _repo(make_repo, background, files=6)
     run_json("index", str(root), env=BG)
     (root / "pkg0/new_module.py").write_text(NEW_SOURCE)
     runs = [subprocess.Popen([*CLI, "index", str(root), "--json"], env={**os.environ, **BG}, text=True,
@@ -161,7 +161,7 @@ def test_two_index_runs_while_the_background_runs_one_waits_or_says_so(make_repo
 
 @pytest.mark.slow
 def test_files_changed_while_the_background_runs_get_both_vectors_in_the_end(make_repo, background):
-    root = _repo(make_repo, background)
+    root = _repo(make_repo, background, files=6)
     before = run_json("index", str(root), env=BG)
     _wait("the background embedder holds the index for a group",
           lambda: (index_dir(root) / "lock").read_text().startswith(worker.LABEL), seconds=120, every=0.05)
@@ -232,7 +232,7 @@ def test_a_background_that_cannot_start_is_said_in_one_line_and_the_next_run_tri
 
 @pytest.mark.slow
 def test_a_foreground_index_while_the_background_holds_the_index_gets_it_not_exit_75(make_repo, background):
-    root = _repo(make_repo, background)
+    root = _repo(make_repo, background, files=6)
     run_json("index", str(root), env=BG)
     lock = index_dir(root) / "lock"
     _wait("the background embedder holds the index for a group",
