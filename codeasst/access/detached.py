@@ -4,16 +4,18 @@ has the static model's vector, and this process makes the rest (docs/commands/in
 One per index (codeasst.index.worker's lock), niced, on at most `index.background_cores` CPUs (so
 onnxruntime runs that many threads), logging to the index directory. It embeds a group at a time
 under the index lock and reopens the vector store for each group, so between groups it is no
-different from a run that has ended: a foreground run that waits for the index gets it at the next
-group, and one that wants it takes no notice of this process at all. SIGTERM stops it at its next
-batch, keeping every group it finished; the next `codeasst index` starts another, which resumes.
+different from a run that has ended: a search that must write waits for one group at most (and the
+worker starts no new one meanwhile: codeasst.index.worker.want), and `codeasst index` or `codeasst
+serve` stop it first. SIGTERM stops it at its next batch, keeping every group it finished; the next
+`codeasst index` starts another, which resumes.
 
-Run as `python -m codeasst.access.detached ROOT LOCK_FD` (the lock its starter took), with the settings the starting command had (its flags
-passed as CODEASST_* variables).
+Run as `python -P -m codeasst.access.detached ROOT LOCK_FD` (LOCK_FD: the worker lock its starter took),
+with the settings the starting command had (its flags passed as CODEASST_* variables).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -76,12 +78,11 @@ def _confine(cores: int) -> None:
     """Nice this process, and keep it (every thread it starts) to `cores` of the CPUs it may use, the last
     ones; onnxruntime sizes its thread pool by them. 0 leaves every CPU."""
     os.nice(NICE)
-    try:
-        # Linux schedules a session's processes as one group (autogroup), and nice weighs only inside it: in
-        # the session of its own it starts, this process would take a whole core beside the user's commands.
+    # Linux schedules a session's processes as one group (autogroup), and nice weighs only inside it: in the
+    # session of its own it starts, this process would take a whole core beside the user's commands. Not
+    # Linux, or autogroup off: nice alone does it.
+    with contextlib.suppress(OSError):
         Path("/proc/self/autogroup").write_text(str(NICE))
-    except OSError:  # not Linux, or autogroup off: nice alone does it
-        pass
     if cores and hasattr(os, "sched_setaffinity"):
         allowed = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, allowed[-cores:])
