@@ -2,11 +2,12 @@
 has the static model's vector, and this process makes the rest (docs/commands/index.md).
 
 One per index (codeasst.index.worker's lock), niced, on at most `index.background_cores` CPUs (so
-onnxruntime runs that many threads), logging to the index directory. It embeds a group at a time
-under the index lock and reopens the vector store for each group, so between groups it is no
-different from a run that has ended: a search that must write waits for one group at most (and the
-worker starts no new one meanwhile: codeasst.index.worker.want), and `codeasst index` or `codeasst
-serve` stop it first. SIGTERM stops it at its next batch, keeping every group it finished; the next
+onnxruntime runs that many threads), logging to the index directory. It works a group at a time: the
+group's vectors computed without the index lock and kept by text (codeasst.index.prefetch), then
+stored and marked under it, with the vector store opened afresh for each group, so between groups it
+is no different from a run that has ended. A search that must write waits for one group's write at
+most (and the worker takes no new one meanwhile: codeasst.index.worker.want); `codeasst index` and
+`codeasst serve` stop it first. SIGTERM stops it at its next batch, keeping every group it finished; the next
 `codeasst index` starts another, which resumes.
 
 Run as `python -P -m codeasst.access.detached ROOT LOCK_FD` (LOCK_FD: the worker lock its starter took),
@@ -28,6 +29,7 @@ from codeasst import paths
 from codeasst.config import env_name
 from codeasst.errors import CodeasstError, IndexLocked
 from codeasst.index import worker
+from codeasst.index.prefetch import prefetch
 from codeasst.index.vectors import VectorStore
 from codeasst.services import Services, build_services
 
@@ -94,10 +96,14 @@ def _embed(services: Services, stopped: list[bool]) -> str:
     state = {"pid": os.getpid(), "started_at": time.time(), "embedded": 0, "stopped": None}
     progress = _Watch(stopped)
     while not stopped[0]:
+        indexer = services.indexer(progress)
+        try:
+            prefetch(indexer, services.settings.index.group_chunks, progress)  # the model's work, without the lock
+        except Stopped:
+            break
         if worker.wanted(index_dir):  # a foreground run waits for the index: leave it the next turn
             time.sleep(BUSY_S)
             continue
-        indexer = services.indexer(progress)
         try:
             summary = indexer.embed_pending(groups=1, worker=True)
         except IndexLocked:

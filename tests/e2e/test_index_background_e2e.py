@@ -91,7 +91,7 @@ def _assert_complete(root: Path, status: dict) -> None:
 @pytest.mark.slow
 def test_index_returns_after_the_static_vectors_and_serve_stops_the_background_and_makes_the_rest(make_repo,
                                                                                                    background):
-    root = _repo(make_repo, background)
+    root = _repo(make_repo, background, files=24)  # enough for the server to start while the background runs
     summary = run_json("index", str(root), env=BG)
     total = summary["dense"]["total"]
     assert summary["dense"] == {"embedded": total, "total": total}, "every chunk is searchable by a vector"
