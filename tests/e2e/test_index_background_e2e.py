@@ -8,12 +8,14 @@ left running after the suite."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,6 +23,7 @@ import pytest
 from chromadb.api.client import SharedSystemClient
 
 from codeasst.index import worker
+from codeasst.index.lock import IndexLock
 from codeasst.paths import index_dir
 from codeasst.services import build_services
 from tests.e2e.conftest import CLI, free_port, run_cli, run_json, wait_for_port
@@ -161,10 +164,10 @@ def test_two_index_runs_while_the_background_runs_one_waits_or_says_so(make_repo
 
 @pytest.mark.slow
 def test_files_changed_while_the_background_runs_get_both_vectors_in_the_end(make_repo, background):
-    root = _repo(make_repo, background, files=6)
+    root = _repo(make_repo, background)
     before = run_json("index", str(root), env=BG)
-    _wait("the background embedder holds the index for a group",
-          lambda: (index_dir(root) / "lock").read_text().startswith(worker.LABEL), seconds=120, every=0.05)
+    _wait("the background embedder stored a group", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
+    assert worker.pid(index_dir(root)), "the background embedder ended before the files changed"
     (root / "pkg1/ledger.py").write_text(NEW_SOURCE)
     (root / "pkg0/mod_0.py").write_text(NEW_SOURCE.replace("settle_overdue_invoices", "chase_unpaid_bills"))
     proc = run_cli("search", "send a reminder letter for overdue invoices", "--json", "--no-llm", "-k", "3",
@@ -231,12 +234,11 @@ def test_a_background_that_cannot_start_is_said_in_one_line_and_the_next_run_tri
 
 
 @pytest.mark.slow
-def test_a_foreground_index_while_the_background_holds_the_index_gets_it_not_exit_75(make_repo, background):
-    root = _repo(make_repo, background, files=6)
+def test_a_foreground_index_while_the_background_runs_gets_the_index_not_exit_75(make_repo, background):
+    root = _repo(make_repo, background)
     run_json("index", str(root), env=BG)
-    lock = index_dir(root) / "lock"
-    _wait("the background embedder holds the index for a group",
-          lambda: lock.read_text().startswith(worker.LABEL), seconds=120, every=0.02)
+    _wait("the background embedder stored a group", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
+    assert worker.pid(index_dir(root)), "the background embedder ended before the second run"
     started = time.monotonic()
     again = run_cli("index", str(root), "--json", env=BG)
     took = time.monotonic() - started
@@ -246,3 +248,27 @@ def test_a_foreground_index_while_the_background_holds_the_index_gets_it_not_exi
     log = (index_dir(root) / worker.LOG).read_text()
     assert "stopped (SIGTERM)" in log, log
     _assert_complete(root, _finished(root))
+
+
+@pytest.mark.slow
+def test_a_search_behind_the_background_embedders_write_waits_only_when_it_has_edits_to_write(make_repo):
+    root = make_repo(_filler(3, 20))
+    run_json("index", str(root))  # every vector made here (the conftest's --wait): the lock is the point
+    query = ("search", "send a reminder letter for overdue invoices", "--json", "--no-llm", "-k", "3", "-C", str(root))
+    held = IndexLock(index_dir(root), worker=True).__enter__()  # as the background embedder holds it for a write
+    try:
+        started = time.monotonic()
+        unchanged = run_cli(*query)
+        assert time.monotonic() - started < 20, "nothing to write: no wait"
+        assert "being updated" not in unchanged.stderr, unchanged.stderr
+        (root / "pkg1/ledger.py").write_text(NEW_SOURCE)
+        threading.Timer(3.0, held.__exit__, (None, None, None)).start()  # the write ends in 3 s
+        started = time.monotonic()
+        edited = run_cli(*query)
+        waited = time.monotonic() - started
+    finally:
+        with contextlib.suppress(ValueError, OSError):  # released by the timer already
+            held.__exit__(None, None, None)
+    assert waited >= 2.5, f"the search did not wait for the write ({waited:.1f} s)"
+    assert json.loads(edited.stdout)[0]["path"] == "pkg1/ledger.py", edited.stdout
+    assert "being updated" not in edited.stderr, edited.stderr
