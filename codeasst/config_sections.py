@@ -36,6 +36,15 @@ class IndexSettings(_Section):
     """The most waiting chunks a search, ask or chat embeds before it answers; with more waiting it
     answers at once and leaves them to `codeasst index` or `codeasst serve` (about 30 s on 2 cores)."""
 
+    background: bool = True
+    """Whether `codeasst index` returns once every chunk has the first phase's (static) vector and leaves the
+    embedder's own to a detached process of its own; false makes it wait for them, as `--wait` does. CI jobs
+    and containers end detached processes: use `--wait` there."""
+
+    background_cores: int = Field(1, ge=0, le=1024)
+    """CPUs the background embedder may run on (its onnxruntime threads follow); 0 for all. One leaves the
+    other cores to whatever the user runs meanwhile."""
+
 
 class EmbedderSettings(_Section):
     model: str = "bundled"

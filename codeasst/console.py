@@ -118,6 +118,12 @@ def index_summary_lines(summary: dict[str, Any], verbose: bool = False) -> list[
         + (f"; embedded {fresh:,} chunks" + (f" at {rate:.1f} chunks/s" if fresh >= 100 else "") if rate else "")
         + (f", then {final:,} with the index embedder in {summary['embed_s'] - first_s:.1f} s" if final else "")
     )
+    waiting, background = summary.get("final_waiting", 0), summary.get("background") or {}
+    if waiting and background.get("pid"):
+        lines.append(f"Searchable now; the index embedder's vectors for {waiting:,} chunks continue in the background "
+                     f"(pid {background['pid']}, one core; `codeasst status` shows how far, log {background['log']})")
+    elif waiting and not background:
+        lines.append(f"Searchable now; the index embedder's vectors for {waiting:,} chunks continue in the server")
     dense = summary.get("dense") or {}
     if dense.get("embedded", 0) < dense.get("total", 0):
         lines.append(f"Not yet embedded: {dense['total'] - dense['embedded']:,} of {dense['total']:,} chunks "
@@ -195,11 +201,19 @@ def status_lines(status: dict[str, Any]) -> list[str]:
     lines.append(f"Indexed     {status['files']:,} files, {status['chunks']:,} chunks, "
                  f"updated {ago(status['updated_at'])}")
     lines.append(f"Embedder    {status['embedder']}")
+    background = status.get("background")
     if status.get("first_phase"):
         phase = status["first_phase"]
+        maker = ("the background embedder makes the rest" if background and background["running"]
+                 else "`codeasst index` or `codeasst serve` makes the rest")
         lines.append(f"Vectors     the fast static ones until {phase['final']}'s are complete: "
-                     f"{phase['final_embedded']:,} of {phase['total']:,} (`codeasst index` or `codeasst serve` "
-                     f"makes the rest)")
+                     f"{phase['final_embedded']:,} of {phase['total']:,} ({maker})")
+    if background and background["running"]:
+        lines.append(f"Background  making them (pid {background['pid']}): {background['embedded']:,} chunks so far; "
+                     f"log {background['log']}")
+    elif background and status.get("first_phase"):
+        lines.append(f"Background  not running ({background['stopped'] or 'ended'}): the next `codeasst index` "
+                     f"resumes it")
     if status.get("embedder_changed"):
         lines.append(f"Vectors     of {status['embedder_changed']['from']} until the next `codeasst index`, which "
                      f"embeds with {status['embedder_changed']['to']} (keeping both)")

@@ -48,6 +48,11 @@ class IndexLocked(IndexProblem):
     exit_code = 75  # EX_TEMPFAIL: trying again later can succeed
 
 
+class WorkerBusy(IndexLocked):
+    """The background embedder (codeasst.index.worker) holds the index for its group in flight: it yields
+    it at the group's end, so a run may wait for it rather than fail."""
+
+
 class ModelError(CodeasstError):
     """A model (embedder or LLM) could not be found, loaded or reached."""
 

@@ -29,6 +29,9 @@ def fresh_home(tmp_path_factory, monkeypatch, shared: Path | None = None) -> Pat
     # ask.model "auto" leaves the model out where llama.cpp has no GPU (CI): the suite's answers are
     # the 0.5B's everywhere; a test of the default sets "auto" itself.
     monkeypatch.setenv("CODEASST_ASK__MODEL", "llm")
+    # `codeasst index` waits for every vector, as in CI (`--wait`): a test reads what the run made, and no
+    # test leaves a detached embedder behind it. The background embedder's own tests turn it back on.
+    monkeypatch.setenv("CODEASST_INDEX__BACKGROUND", "false")
     if shared is not None:
         (home / "cache").mkdir()
         for name in ("models", "embedders"):

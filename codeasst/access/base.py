@@ -59,9 +59,12 @@ class Assistant(ABC):
         "text", the fixed text; nothing is written. `line`: only the changes at that line."""
 
     @abstractmethod
-    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True) -> dict:
+    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True,
+              wait: bool = True) -> dict:
         """Bring the index up to date; its summary (IndexSummary.to_json()). Without `vectors` it returns
-        when the words and the graph are done (a server embeds the rest in the background)."""
+        when the words and the graph are done (a server embeds the rest in the background). Without `wait`
+        it returns once every chunk has the first phase's vector, and the embedder's own are made in the
+        background: by the server, else by a detached process (codeasst.access.detached)."""
 
     @abstractmethod
     def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:

@@ -21,9 +21,13 @@ from codeasst.access.completion import Completions
 from codeasst.access.events import Events, answer_events
 from codeasst.access.queue import Turns
 from codeasst.errors import IndexLocked
+from codeasst.index import worker
 from codeasst.index.summary import Progress
 from codeasst.services import Services
 from codeasst.wire.client import Cancel
+
+# How long an index run waits for the background embedder's group in flight, where stopping it failed.
+WORKER_WAIT_S = 120.0
 
 
 class Local(Assistant):
@@ -112,18 +116,29 @@ class Local(Assistant):
         self.served["fix"] += 1
         return {**result.to_json(), "text": result.fixed}
 
-    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True) -> dict:
+    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True,
+              wait: bool = True) -> dict:
+        serving = self.services.serving
+        if not serving:
+            # The background embedder, if one runs, stops at its next batch: this run may change the settings
+            # or wipe the store under it; the one started below embeds with this run's settings.
+            worker.stop(self.services.repo.index_dir)
         deadline = time.monotonic() + self.lock_wait_s
         while True:
             try:
                 summary = self.services.indexer(progress).run(rebuild=rebuild, verify=True,
-                                                              embed_limit=None if vectors else 0)
+                                                              embed_limit=None if vectors else 0, final=wait,
+                                                              wait_s=WORKER_WAIT_S)
                 break
             except IndexLocked:  # a search here may be updating it: wait for that, then do the rest
                 if time.monotonic() > deadline or self.turns.stopping:
                     raise
                 time.sleep(0.2)
         self.served["index"] += 1
+        if not wait and vectors and not serving and summary.final_waiting:
+            from codeasst.access.detached import spawn
+
+            summary.background = spawn(self.services)
         return summary.to_json()
 
     def embed_pending(self, groups: int = 1) -> int:

@@ -101,12 +101,13 @@ class Served(Assistant):
         return self._through(lambda c: c.fix(str(self._absolute(path)), text, line, client),
                              lambda a: a.fix(path, text, line=line))
 
-    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True) -> dict:
+    def index(self, rebuild: bool = False, progress: Progress | None = None, *, vectors: bool = True,
+              wait: bool = True) -> dict:
         def served(c: ServerClient) -> dict:
             self.on_note(f"indexing through codeasst serve at {c.url}")
-            return replay_progress(c.index(rebuild=rebuild, vectors=vectors), progress)
+            return replay_progress(c.index(rebuild=rebuild, vectors=vectors, wait=wait), progress)
 
-        return self._through(served, lambda a: a.index(rebuild, progress, vectors=vectors))
+        return self._through(served, lambda a: a.index(rebuild, progress, vectors=vectors, wait=wait))
 
     def refs(self, name: str, limit: int = 50, outline: bool = False) -> list[dict]:
         return self._through(lambda c: c.refs(name, limit, outline), lambda a: a.refs(name, limit, outline))

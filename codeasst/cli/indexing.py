@@ -32,6 +32,8 @@ def index(
     embedder: EmbedderOption = None,
     chunk_chars: Annotated[int | None, typer.Option("--chunk-chars", help="Largest chunk in characters.")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List skipped files.")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Also make MiniLM's vectors before returning (for CI and "
+                                       "containers).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Index the repository, touching only files that changed since the last run."""
@@ -58,10 +60,14 @@ def index(
     assistant = assistant_for(services, unless="--embedder" if embedder else "--chunk-chars" if chunk_chars else None)
     try:
         with progress or nullcontext():
-            summary_json = assistant.index(rebuild, progress)
+            summary_json = assistant.index(rebuild, progress, wait=wait or not services.settings.index.background)
     except KeyboardInterrupt:
         note("interrupted; the index is consistent and the next run resumes where this one stopped")
         raise typer.Exit(130) from None
+    failed = (summary_json.get("background") or {}).get("error")
+    if failed:  # the index is usable as it is: one line, exit 0, and the next run tries again
+        note(f"the background embedder did not start ({failed}); run `codeasst index` again, or "
+             f"`codeasst index --wait` to embed here")
     if as_json:
         emit_json(summary_json)
         return

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from codeasst.backends.base import Embedder
 from codeasst.config import IndexSettings
-from codeasst.index import chunker, plan
+from codeasst.index import chunker, plan, report
 from codeasst.index.changes import changes, staleness
 from codeasst.index.chunkdb import EMBEDDED, LEXICAL, PENDING, dense_share
 from codeasst.index.files import FileInfo, IgnoreRules, decode_source, scan
@@ -47,11 +45,6 @@ LEXICAL_GROUP = 4096
 # How many more chunks a search embeds before it answers where the vectors are the first phase's (the static
 # model's: about 2,000 chunks a second against MiniLM's 40 on 2 cores) than index.search_embed_limit says.
 FIRST_PHASE_FASTER = 20
-
-
-def _fallbacks(entries: dict[str, Entry]) -> dict[str, int]:
-    """Language -> files cut into line windows although the language has a grammar."""
-    return dict(Counter(chunker.language_for(e.path) for e in entries.values() if e.fallback))
 
 
 class Indexer:
@@ -113,6 +106,11 @@ class Indexer:
         finally:
             manifest.close()
 
+    def stale(self) -> bool:
+        """Whether a file was added, changed or deleted since the last run (by size and mtime; writes nothing)."""
+        found = staleness(self.root, self._entries(), self.settings.max_file_bytes)
+        return bool(found.added or found.modified or found.deleted)
+
     def indexed_files(self) -> list[str]:
         """The files that hold chunks, as the manifest lists them."""
         return sorted(path for path, entry in self._entries().items() if entry.chunks)
@@ -172,54 +170,18 @@ class Indexer:
         return None
 
     def status(self, check_store: bool = False) -> dict:
-        """What the index holds and how stale it is, without writing anything. `check_store`
-        also compares the vector store with the manifest (which opens the store)."""
-        entries: dict[str, Entry] = {}
-        updated = stored = in_use = None
-        first_phase, final = False, 0
-        counts = {"embedded": 0, "pending": 0, "lexical_only": 0}
-        dense = {"embedded": 0, "total": 0}
-        if self.has_index():
-            manifest = Manifest(self.manifest_path)
-            try:
-                entries = manifest.entries()
-                updated = manifest.get_meta("updated_at")
-                stored = manifest.get_meta("fingerprint")
-                in_use = manifest.get_meta("embedder")
-                counts = manifest.chunks.counts()
-                dense = own_dense(manifest, self.usable)
-                first_phase = self.first is not None and in_use == self.first.name
-                final = dense["total"] - manifest.chunks.unshelved_count(self.embedder.name) if first_phase else 0
-            finally:
-                manifest.close()
-        switched = in_use is not None and in_use not in self.usable
-        stale = staleness(self.root, entries, self.settings.max_file_bytes)
-        return {
-            "root": str(self.root),
-            "index_dir": str(self.index_dir),
-            "indexed": updated is not None,
-            "updated_at": float(updated) if updated else None,
-            "files": sum(1 for e in entries.values() if e.chunks),
-            "chunks": sum(e.chunks for e in entries.values()),
-            "dense": dense,
-            "lexical_only": counts["lexical_only"],
-            "skipped": sum(1 for e in entries.values() if e.skipped),
-            "fallbacks": _fallbacks(entries),
-            "store_problem": (self.store_problem(counts["embedded"]) if check_store and updated and not switched
-                              else None),
-            "settings_changed": bool(stored) and json.loads(stored) != self.fingerprint(),
-            "embedder_changed": {"from": in_use, "to": self.embedder.name} if switched else None,
-            "first_phase": ({"embedder": in_use, "final": self.embedder.name, "final_embedded": final,
-                             "total": dense["total"]} if first_phase else None),
-            "stale": asdict(stale),
-        }
+        """What the index holds and how stale it is, without writing anything (codeasst.index.report)."""
+        return report.status(self, check_store)
 
-    def run(self, rebuild: bool = False, verify: bool = False, embed_limit: int | None = None) -> IndexSummary:
+    def run(self, rebuild: bool = False, verify: bool = False, embed_limit: int | None = None, *,
+            final: bool = True, wait_s: float = 0.0) -> IndexSummary:
         """`verify` also checks the vector store against the manifest, which opens the store;
-        without it a run that has nothing to write never imports chromadb."""
+        without it a run that has nothing to write never imports chromadb. Without `final` the run
+        stops after the first phase's vectors and leaves the embedder's own to the background
+        (summary.final_waiting). `wait_s`: how long to wait for the background embedder's group."""
         started = time.perf_counter()
         summary = IndexSummary(root=str(self.root))
-        with write_errors(), IndexLock(self.index_dir):
+        with write_errors(), IndexLock(self.index_dir, wait_s=wait_s):
             if rebuild:
                 self._wipe()
             manifest = Manifest(self.manifest_path)
@@ -227,25 +189,27 @@ class Indexer:
                 self._run(manifest, summary, rebuild, verify)
                 self._sync_graph(manifest, summary)
                 summary.lexical_s = round(time.perf_counter() - started, 3)
-                self._embed(manifest, summary, embed_limit)
+                self._embed(manifest, summary, embed_limit, final=final)
                 self._finish(manifest, summary)
             finally:
                 manifest.close()
         summary.elapsed_s = round(time.perf_counter() - started, 3)
         return summary
 
-    def embed_pending(self, groups: int | None = None) -> IndexSummary:
+    def embed_pending(self, groups: int | None = None, *, worker: bool = False) -> IndexSummary:
         """The dense phase alone, for at most `groups` groups (all when None), under the lock for
-        that time only: the server embeds in the background a group at a time, so an index update
-        waits for one group, never for the whole. Raises IndexLocked while another run holds it."""
+        that time only: the server and the background embedder (`worker`) embed a group at a time, so
+        an index update waits for one group, never for the whole. Raises IndexLocked while another run
+        holds it."""
         started = time.perf_counter()
         summary = IndexSummary(root=str(self.root))
-        with write_errors(), IndexLock(self.index_dir):
+        with write_errors(), IndexLock(self.index_dir, worker=worker):
             manifest = Manifest(self.manifest_path)
             try:
                 if manifest.get_meta("fingerprint") is not None:
                     self._embed(manifest, summary, None, groups)
                 summary.dense = dense_share(manifest.chunks.counts())
+                summary.final_waiting = self._final_waiting(manifest)
             finally:
                 manifest.close()
         summary.elapsed_s = round(time.perf_counter() - started, 3)
@@ -365,8 +329,9 @@ class Indexer:
         summary.files = sum(1 for e in final.values() if e.chunks)
         summary.chunks = sum(e.chunks for e in final.values())
         summary.dense = dense_share(counts)
+        summary.final_waiting = self._final_waiting(manifest)
         summary.lexical_only = counts["lexical_only"]
-        summary.fallbacks = _fallbacks(final)
+        summary.fallbacks = report.fallbacks(final)
         # Files skipped for their content stay in the manifest so they are not re-read each run.
         known = {item["path"] for item in summary.skipped}
         summary.skipped += [{"path": e.path, "reason": e.skipped} for e in final.values()
@@ -450,12 +415,18 @@ class Indexer:
         if self.progress:
             self.progress.advance(files=len(group), chunks=len(new))
 
+    def _final_waiting(self, manifest: Manifest) -> int:
+        """Chunks still waiting for this embedder's vectors while the index uses the first phase's."""
+        on_first = self.first is not None and manifest.get_meta("embedder") == self.first.name
+        return manifest.chunks.unshelved_count(self.embedder.name) if on_first else 0
+
     def _embed(self, manifest: Manifest, summary: IndexSummary, limit: int | None,
-               groups: int | None = None) -> None:
+               groups: int | None = None, final: bool = True) -> None:
         """The dense phases: chunks waiting for the vectors of the embedder in use embedded a group at a
         time, in an order that favours no role (codeasst.index.chunkdb.ChunkTable.pending); then, while
         that is the first phase's, this embedder's vectors for every chunk, kept on the shelf, and the
-        index switched to them once complete. Neither phase runs while more than `limit` chunks wait for it."""
+        index switched to them once complete. Neither phase runs while more than `limit` chunks wait for it;
+        the second not at all without `final`."""
         if self._in_use is None:
             self._take_embedder(manifest, summary)
         counts = manifest.chunks.counts()
@@ -473,7 +444,7 @@ class Indexer:
             summary.vectors_reused += reused
             if on_first:
                 summary.first_embed_s = round(time.perf_counter() - started, 3)
-        if self.first is not None and self._in_use == self.first.name and not manifest.chunks.counts()["pending"]:
+        if final and self.first is not None and self._in_use == self.first.name and not manifest.chunks.counts()["pending"]:
             final = self.embedder.name
             left = manifest.chunks.unshelved_count(final)
             if left and (limit is None or left <= limit):

@@ -6,38 +6,62 @@ import errno
 import fcntl
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Self
 
-from codeasst.errors import IndexLocked, IndexProblem
+from codeasst.errors import IndexLocked, IndexProblem, WorkerBusy
+from codeasst.index import worker as background
 
 
 class IndexLock:
-    """One writer per index; a second one fails fast instead of waiting."""
+    """One writer per index; a second one fails fast instead of waiting, but for the background
+    embedder (codeasst.index.worker), which holds the lock a group at a time and yields it at its
+    next group: a run given `wait_s` waits that long for it, and says so meanwhile (worker.want), so
+    the worker takes no new group. `worker` is that embedder's own hold, labelled for the others."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, wait_s: float = 0.0, worker: bool = False) -> None:
         self.path = directory / "lock"
+        self.wait_s = wait_s
+        self.worker = worker
 
     def __enter__(self) -> Self:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = self.path.open("a+")
-        try:
-            fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._fh.seek(0)
-            holder = self._fh.read().strip() or "another process"
-            self._fh.close()
-            raise IndexLocked(
-                f"the index is being updated by {holder}",
-                hint="wait for it to finish; if none is running, delete " + str(self.path),
-            ) from None
+        with ExitStack() as waiting:
+            self._take(waiting)
         self._fh.seek(0)
         self._fh.truncate()
-        self._fh.write(f"pid {os.getpid()}")
+        self._fh.write(f"{background.LABEL} (pid {os.getpid()})" if self.worker else f"pid {os.getpid()}")
         self._fh.flush()
         return self
+
+    def _take(self, waiting: ExitStack) -> None:
+        started, wants = time.monotonic(), False
+        while True:
+            try:
+                fcntl.flock(self._fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                self._fh.seek(0)
+                holder = self._fh.read().strip()
+                waited = time.monotonic() - started
+                if not holder and waited < 0.5:  # taken an instant ago: its holder writes its name next
+                    time.sleep(0.01)
+                    continue
+                by_worker = holder.startswith(background.LABEL)
+                if by_worker and not self.worker and waited < self.wait_s:
+                    if not wants:
+                        waiting.enter_context(background.want(self.path.parent))
+                        wants = True
+                    time.sleep(0.05)
+                    continue
+                self._fh.close()
+                error = WorkerBusy if by_worker else IndexLocked
+                raise error(f"the index is being updated by {holder or 'another process'}",
+                            hint="wait for it to finish; if none is running, delete " + str(self.path)) from None
 
     def __exit__(self, *exc) -> None:
         self._fh.truncate(0)

@@ -26,6 +26,8 @@ class IndexSummary:
     chunks_written: int = 0
     embedded: int = 0  # chunks given their vector by this run (the first phase's, where there is one)
     final_embedded: int = 0  # chunks given the configured embedder's vector after the first phase's
+    final_waiting: int = 0  # after the run: chunks still waiting for the configured embedder's vector (background)
+    background: dict | None = None  # the background embedder started for them: {"pid", "log"} or {"error"}
     vectors_reused: int = 0  # of those, chunks whose text was embedded before: the vector was kept, not recomputed
     dense: dict[str, int] = field(default_factory=dict)  # after the run: {"embedded": N, "total": M}
     lexical_only: int = 0  # chunks the embedding rule keeps lexical (codeasst.index.plan)

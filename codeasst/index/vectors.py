@@ -148,6 +148,17 @@ class VectorStore:
         return cls(client, root, str(location), store_identity(index_dir), embedder)
 
     @staticmethod
+    def close_local(index_dir: Path) -> None:
+        """Let go of this process's client of an embedded store, so the next open reads the files afresh:
+        a long-lived process that writes between other processes' writes (the background embedder)
+        must never serve or persist a vector index older than theirs."""
+        from chromadb.api.client import SharedSystemClient
+
+        with _clients_lock:
+            if _clients.pop(str(index_dir / "chroma"), None) is not None:
+                SharedSystemClient.clear_system_cache()
+
+    @staticmethod
     def destroy_local(index_dir: Path) -> None:
         """Delete an embedded store's files, whatever state they are in."""
         from chromadb.api.client import SharedSystemClient

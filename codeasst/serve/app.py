@@ -248,7 +248,8 @@ def _index_routes(app: FastAPI, state: ServerState) -> None:
                 if not gone.is_set():
                     emit(item)
 
-            summary = local.index(rebuild=body.rebuild, progress=ProgressEvents(emit_quietly), vectors=body.vectors)
+            summary = local.index(rebuild=body.rebuild, progress=ProgressEvents(emit_quietly), vectors=body.vectors,
+                                  wait=body.wait)
             emit_quietly({"type": "summary", **summary})
 
         return state.stream(work)

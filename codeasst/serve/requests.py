@@ -53,6 +53,8 @@ class IndexRequest(BaseModel):
     rebuild: bool = False
     vectors: bool = Field(True, description="false: return when words and graph are done; the server embeds "
                           "the rest in the background.")
+    wait: bool = Field(True, description="false: return once every chunk has the first phase's (static) vector; "
+                       "the server makes the embedder's own in the background.")
 
 
 class EventRequest(BaseModel):

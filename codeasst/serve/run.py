@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from codeasst.access import background
 from codeasst.errors import IndexLocked, UsageError
-from codeasst.index import owner
+from codeasst.index import owner, worker
 from codeasst.serve.guard import is_loopback
 from codeasst.services import Services
 from codeasst.wire import discovery
@@ -57,6 +57,9 @@ def run_server(services: Services, *, host: str, port: int, token: str | None, n
         raise IndexLocked(f"codeasst serve is already running for {services.repo.root} at {running.url} "
                           f"(pid {running.pid})", hint="stop it first, or use it")
     index_dir = services.repo.index_dir
+    # The server embeds in the background itself (access/background.py): a background embedder that
+    # `codeasst index` left running stops at its next batch, keeping what it did, and lets go of the store.
+    worker.stop(index_dir)
     if not services.settings.store.chroma_url:
         owner.own(index_dir, on_wait=lambda: note("another codeasst process (index, search, ask or chat) has this "
                                                   "repository's index open; waiting for it to finish"))

@@ -15,7 +15,8 @@ from contextlib import AbstractContextManager, closing, nullcontext
 
 from codeasst.backends.base import LLM
 from codeasst.config import RetrievalSettings
-from codeasst.errors import CodeasstError, IndexLocked, UsageError
+from codeasst.errors import CodeasstError, IndexLocked, UsageError, WorkerBusy
+from codeasst.index import worker
 from codeasst.index.indexer import Indexer
 from codeasst.index.summary import IndexSummary, Progress
 from codeasst.retrieve import evidence
@@ -26,6 +27,7 @@ from codeasst.retrieve.scope import DEPTH_FACTOR, Scope
 from codeasst.services import Services
 
 FIRST_INDEX_WAIT_S = 10.0  # how long a search waits for another run's lock where there is no index yet
+WORKER_WAIT_S = 60.0  # how long it waits for the background embedder's group (seconds on one core) to end
 
 
 def wants_model(question: str, cfg: RetrievalSettings, full_analysis: bool = True) -> bool:
@@ -96,7 +98,8 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
             elif dense["embedded"] < dense["total"]:
                 notes.append(dense_note(dense))
             elif on_first:
-                notes.append(first_phase_note(store, services.embedder.name, dense["total"]))
+                notes.append(first_phase_note(store, services.embedder.name, dense["total"],
+                                              worker.pid(indexer.index_dir) is not None))
             static = on_first or services.embedder.static  # the query embedder is the index embedder then
             sources = Sources(root=services.repo.root, files=searched, store=store,
                               embedder=lambda: first if on_first else services.query_embedder,
@@ -114,11 +117,12 @@ def find(services: Services, question: str, k: int | None = None, *, use_llm: bo
     return result
 
 
-def first_phase_note(store, final: str, total: int) -> str:
+def first_phase_note(store, final: str, total: int, background: bool = False) -> str:
     """What a search says while it reads the first phase's vectors: the embedder's own are not complete."""
     done = total - store.table.unshelved_count(final)
-    return (f"dense search uses the fast static vectors until {final}'s are complete ({done:,} of {total:,} so "
-            f"far); `codeasst index` (or a running `codeasst serve`) makes them")
+    maker = ("the background embedder `codeasst index` started makes them" if background
+             else "`codeasst index` (or a running `codeasst serve`) makes them")
+    return f"dense search uses the fast static vectors until {final}'s are complete ({done:,} of {total:,} so far); {maker}"
 
 
 def dense_note(dense: dict[str, int]) -> str:
@@ -134,10 +138,21 @@ def _update(services: Services, indexer: Indexer, progress: Progress | None,
         services.note(f"no index for {services.repo.root} yet: indexing it first (later runs only "
                       f"update what changed)")
     deadline = time.monotonic() + FIRST_INDEX_WAIT_S
+    # While the background embedder makes the embedder's own vectors, a search leaves them to it.
+    final = worker.pid(indexer.index_dir) is None
+    wait_s = 0.0
     while True:
         try:
-            summary = indexer.run(verify=True, embed_limit=services.settings.index.search_embed_limit)
+            summary = indexer.run(verify=True, embed_limit=services.settings.index.search_embed_limit, final=final,
+                                  wait_s=wait_s)
             break
+        except WorkerBusy:
+            if not wait_s and indexer.stale():
+                wait_s = WORKER_WAIT_S  # the user's edits are not in it: the worker yields at its next group
+                continue
+            if wait_s:
+                notes.append("the index is being updated by another run; searching it as it is")
+            return None  # else the index holds the files as they are: search it while the group goes on
         except IndexLocked:
             if not indexer.has_index() and time.monotonic() < deadline:
                 time.sleep(0.2)  # nothing to search yet: wait a little for the run that makes the index

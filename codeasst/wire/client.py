@@ -173,8 +173,8 @@ class ServerClient:
         return self.call("POST", "/v1/complete", {"path": path, "line": line, "col": col, "text": text,
                                                   "client": client, "trigger": trigger}, cancel=cancel)
 
-    def index(self, rebuild: bool = False, vectors: bool = True) -> Iterator[dict]:
-        return self.lines("/v1/index", {"rebuild": rebuild, "vectors": vectors}, timeout=3600.0)
+    def index(self, rebuild: bool = False, vectors: bool = True, wait: bool = True) -> Iterator[dict]:
+        return self.lines("/v1/index", {"rebuild": rebuild, "vectors": vectors, "wait": wait}, timeout=3600.0)
 
     def status(self) -> dict:
         return self.call("GET", "/v1/status")
