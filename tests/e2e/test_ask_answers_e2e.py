@@ -8,6 +8,7 @@ sentences each stand on the line they cite."""
 from __future__ import annotations
 
 import re
+import textwrap
 
 import pytest
 
@@ -41,38 +42,20 @@ def test_where_to_add_an_endpoint_or_a_command_leads_with_their_registrations(tm
     assert "In the code:" not in none["answer"]  # no unrelated helper named instead
 
 
-SESSION = '''"""Sending requests on to other hosts."""
+def _session() -> str:
+    """tests/unit/test_outline.py's REDIRECT as a method of a class in a module, lines 7 to 20."""
+    from tests.unit.test_outline import REDIRECT
 
-
-class Redirects:
-    """Follows a response's redirects."""
-
-    def carry_auth(self, prepared, response):
-        """A redirect to another host must not take the user's credentials along."""
-        headers = prepared.headers
-        url = prepared.url
-        log.debug("redirect to %s", url)
-        if "Authorization" in headers and self.other_host(response.request.url, url):
-            log.debug("other host")
-            del headers["Authorization"]
-        fresh = lookup_netrc(url) if self.trust_env else None
-        if fresh is not None:
-            prepared.prepare_auth(fresh)
-        for hook in self.hooks:
-            hook(prepared)
-        return prepared
-
-    def other_host(self, old, new):
-        """Whether two addresses name different hosts."""
-        return host_of(old) != host_of(new)
-'''
+    return ('"""Sending requests on to other hosts."""\n\n\nclass Redirects:\n    """Follows a response\'s redirects."""\n\n'
+            + textwrap.indent(REDIRECT, "    ") + "\n    def other_host(self, old, new):\n"
+            '        """Whether two addresses name different hosts."""\n        return host_of(old) != host_of(new)\n')
 
 
 @pytest.mark.slow
 def test_the_outline_keeps_the_line_that_answers_and_the_model_stands_on_lines(make_repo):
     from tests.unit.test_outline import _big_class
 
-    root = make_repo({"net/redirects.py": SESSION, "net/stack.py": _big_class(60), "net/__init__.py": ""})
+    root = make_repo({"net/redirects.py": _session(), "net/stack.py": _big_class(60), "net/__init__.py": ""})
     question = "When is the Authorization header removed on a redirect?"
     answer = run_json("ask", question, "-C", str(root))  # the real 0.5B
     text = answer["answer"]
