@@ -36,8 +36,8 @@ ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook(?
 # Where the question's own clause ends: another question joined to it ("..., and what happens if ...").
 CLAUSE_END = re.compile(r"[;?]|,?\s+(?:and|but)\s+(?:what|which|how|when|where|why|if|is|are|does|do)\b|"
                         r",\s*(?:what|which|how|when|where|why|if|so)\b", re.IGNORECASE)
-# Of a verb that ends the question ("where is X registered?"), only those that say X is registered.
-LAST_VERBS = re.compile(r"(?:register|configure|declare|mount|wire|hook|add|list|plug|set\s+up|go|live|belong)(?:s|d|ed|ing)?",
+# Where no one adds and nothing is new ("where is X registered?"), only the verbs that say X is registered.
+LAST_VERBS = re.compile(r"(?:register|configure|declare|mount|wire|hook|list|plug|set\s+up|go|live|belong)(?:s|d|ed|ing)?",
                         re.IGNORECASE)
 THING_END = re.compile(r"[?,;:()]|\s(?:to|in|into|for|so|that|with|under|on|of|such|like|say|e\.g|i\.e|from|at|"
                        r"besides|beside|alongside|beyond|other|than|and|or|which|where|when|can|should)\b",
@@ -202,9 +202,10 @@ def asked(question: str) -> str | None:
     verb = ADDS.search(clause)
     if verb is None:
         return None
-    if not clause[verb.end():].strip() and not LAST_VERBS.fullmatch(verb.group(0)) \
-            and not re.search(r"\b(?:new|another)\b", clause[:verb.start()], re.IGNORECASE):
-        return None  # "where is X implemented / defined" asks where it is, not where another goes
+    fresh = re.search(r"\b(?:new|another|more)\b", clause, re.IGNORECASE)
+    someone = re.search(r"\b(?:i|we|you|one)\b", clause[:verb.start()], re.IGNORECASE)
+    if not (fresh or someone or LAST_VERBS.fullmatch(verb.group(0))):
+        return None  # "where is X implemented", "where is VAT added to an amount": where it is, not where one goes
     verb_end = opened.end() + verb.end()
     after = question[verb_end:].replace("`", "")
     thing = ARTICLES.sub("", THING_END.split(" " + after.strip(), 1)[0].strip())

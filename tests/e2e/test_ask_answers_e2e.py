@@ -36,9 +36,12 @@ def test_where_to_add_an_endpoint_or_a_command_leads_with_their_registrations(tm
     command = run_json("ask", "where do I add a command?", "-C", str(root), env=NONE)
     assert command["registrations"]["places"][0]["path"].startswith("codeasst/cli/"), command["answer"]
 
-    none = run_json("ask", "Where do I add a database migration?", "-C", str(root), env=NONE)
-    assert none["registrations"] == {"thing": "database migration", "places": [], "found": 0}
-    assert none["answer"].startswith("No place in this repository registers database migrations")
+    # its schema migrations are a table named for them (index/manifest.py's _MIGRATIONS); cron jobs it has none
+    migration = run_json("ask", "Where do I add a database migration?", "-C", str(root), env=NONE)
+    assert migration["registrations"]["places"][0]["path"] == "codeasst/index/manifest.py", migration["answer"]
+    none = run_json("ask", "Where do I add a new cron job?", "-C", str(root), env=NONE)
+    assert none["registrations"] == {"thing": "cron job", "places": [], "found": 0}
+    assert none["answer"].startswith("No place in this repository registers cron jobs")
     assert "In the code:" not in none["answer"]  # no unrelated helper named instead
 
 
