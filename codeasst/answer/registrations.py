@@ -204,7 +204,8 @@ def asked(question: str) -> str | None:
         return None
     fresh = re.search(r"\b(?:new|another|more)\b", clause, re.IGNORECASE)
     someone = re.search(r"\b(?:i|we|you|one)\b", clause[:verb.start()], re.IGNORECASE)
-    if not (fresh or someone or LAST_VERBS.fullmatch(verb.group(0))):
+    last = not clause[verb.end():].strip()  # "where are middlewares added?": where they are added, as a list
+    if not (fresh or someone or LAST_VERBS.fullmatch(verb.group(0)) or last and verb.group(0).lower().startswith("add")):
         return None  # "where is X implemented", "where is VAT added to an amount": where it is, not where one goes
     verb_end = opened.end() + verb.end()
     after = question[verb_end:].replace("`", "")

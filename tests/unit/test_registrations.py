@@ -75,6 +75,7 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> tuple[Path, list[str]]:
     ("Where is a parser looked up by name, and what happens if two parsers are registered?", None),  # its own clause
     ("Where is the retry policy implemented?", None),  # where it is, not where another goes
     ("Where is VAT added to an amount?", None),  # where the code adds it, not where to add a VAT
+    ("Where are the plugins added?", "plugins"),
     ("Where should a new exporter be defined?", "exporter"),
     ("Where are the cli and cli-admin executables declared?", "cli-admin executables"),
     ("What does add_item return?", None),
