@@ -139,9 +139,9 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
     module's top level, the definition whose name shares the most words with the question."""
     lines = excerpt.text.splitlines()
     starts = [i for i, line in enumerate(lines) if SIGNATURE_START.match(line)]
+    inner = _answering(lines, starts, question) if kind in ("file", "module") and excerpt.start_line == 1 else None
     if kind in ("file", "module") and excerpt.start_line == 1:
         summary = module_doc(lines)
-        inner = _answering(lines, starts, question)
         if summary and inner is None:
             last = next((i for i, line in enumerate(lines[1:], start=1) if not line.strip()), len(lines)) - 1
             return Definition(excerpt.name, excerpt.path, 1, 1 + last, "", summary)
@@ -154,8 +154,8 @@ def definition_of(excerpt: grounding.Excerpt, kind: str, question: str) -> Defin
         named = [(len(grounding._content_words(" ".join(grounding.DEFINES.findall(lines[i]))) & wanted), i)
                  for i in starts]
         shared, start = max(named, key=lambda pair: (pair[0], -pair[1]))
-        if excerpt.start_line == 1 and _answering(lines, starts, question) is not None:
-            shared, start = 1, _answering(lines, starts, question)
+        if inner is not None:
+            shared, start = 1, inner
         if not shared:
             return None
         name = grounding.DEFINES.findall(lines[start])[0]
@@ -220,7 +220,7 @@ def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
     passed = False
     ordered = sorted(excerpts, key=lambda e: e.rank)
     if RANKED:
-        ordered = _by_answer(ordered, hits, question, roles, root)
+        ordered = _by_answer(ordered, hits, question, roles)
     for excerpt in ordered[:MAX_LEAD + 1]:
         hit = hits[excerpt.rank]
         definition = None
@@ -250,7 +250,7 @@ RANKED_HITS = 10  # of the best hits, those whose definitions compete for the le
 NAME_WEIGHT, DOC_WEIGHT, BODY_WEIGHT, RANK_WEIGHT = 3.0, 1.5, 0.5, 2.0
 
 
-def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, roles, root: Path | None) -> list:
+def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, roles) -> list:
     """The first RANKED_HITS excerpts, those that show a definition of a wanted role first, by how well
     it answers: the question's words in its name (NAME_WEIGHT each), its docstring and its lines, and
     its hit's rank; then the others, in rank order."""
@@ -272,7 +272,7 @@ def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, rol
     if not scored:
         return excerpts
     best = max(scored, key=lambda item: (item[0], item[1]))[2]
-    defining = [e for _, _, e in sorted(scored, key=lambda item: -item[1]) if e is not best]
+    defining = [e for _, _, e in scored if e is not best]  # scored in rank order
     # the best first, then the other definitions in rank order (one may join it: a method of its class,
     # a second module's docstring), then the hits that define nothing
     return [best, *defining] + [e for e in excerpts if e is not best and all(e is not d for d in defining)]

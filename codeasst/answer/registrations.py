@@ -112,6 +112,7 @@ NAMED_VERB = 10  # a registration whose verb names the thing (RegisterMethod for
 # The question's own verb, where it says how ("how do I mount a resource"), names the registration too.
 SAID_VERBS = re.compile(r"mount|plug|hook|wire|include|attach|use|bind", re.IGNORECASE)
 MAX_SITES = 2
+READ_LINES = 60  # of a site, what the model reads
 PATTERN_LINES = 8
 ALSO_FILES = 3
 # A file of this role holds registrations a user copies less: tests register routes of their own.
@@ -170,9 +171,8 @@ class Registrations:
         return "\n".join(out) + "\n\n"
 
     def registered(self) -> list[tuple[str, int, int]]:
-        """The sites' lines, and the one to copy, as (path, first line, last line): what the model reads."""
-        out = [(s.path, s.start, min(s.end, s.start + 60)) for s in self.sites]
-        return out + ([(self.pattern[0], self.pattern[1][0][0], self.pattern[1][-1][0])] if self.pattern else [])
+        """The places, each cut to its first READ_LINES lines: what the model reads first."""
+        return [(path, start, min(end, start + READ_LINES)) for path, start, end in self.places()]
 
     def places(self) -> list[tuple[str, int, int]]:
         """The lead's items as (path, first line, last line), in the order shown."""
@@ -190,9 +190,22 @@ def _plural(thing: str) -> str:
     return thing if thing.endswith("s") else thing + "s"
 
 
+@dataclass(frozen=True)
+class _Asked:
+    thing: str  # the X of "where do I add X?"
+    verb: str  # how the question says it: add, register, mount, ...
+    after: str  # the question after that verb
+    part: str | None  # the folder an "in the X example" names
+
+
 def asked(question: str) -> str | None:
     """The X of "where do I add X?" (and of "how do I register X", "where is X configured", "where
     should a new X go"); None for any other question."""
+    found = _parse(question)
+    return found.thing if found else None
+
+
+def _parse(question: str) -> _Asked | None:
     opened = OPENS.search(question)
     if opened is None:
         return None
@@ -221,14 +234,14 @@ def asked(question: str) -> str | None:
         fresh = [p for p in parts if re.match(r"(?:a\s+|an\s+)?(?:new|another)\b", p, re.IGNORECASE)]
         thing = ARTICLES.sub("", (fresh or kinds or parts or [""])[-1])
     words = [w for w in thing.split() if w.lower() not in ("i", "we", "you")]
-    return " ".join(words[-3:]) if words else None
+    return _Asked(" ".join(words[-3:]), verb.group(0), question[verb_end:], opened["part"]) if words else None
 
 
 def kind_of(thing: str, question: str = "") -> str | None:
     """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint), then
     by the question's ("a new group of API endpoints", "a new runner")."""
-    verb = ADDS.search(question)
-    phrase = re.split(r"[?,;]", question[verb.end():] if verb else "", maxsplit=1)[0]
+    parsed = _parse(question)
+    phrase = re.split(r"[?,;]", parsed.after if parsed else "", maxsplit=1)[0]
     words = [*reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
              *reversed(re.findall(r"[\w-]+", question))]
     for word in words:
@@ -241,9 +254,10 @@ def kind_of(thing: str, question: str = "") -> str | None:
 
 def find(root: Path, files: list[str], question: str) -> Registrations | None:
     """Where the Xs the question asks to add are registered; None where it asks no such thing."""
-    thing = asked(question)
-    if thing is None:
+    parsed = _parse(question)
+    if parsed is None:
         return None
+    thing = parsed.thing
     kind = kind_of(thing, question)
     verbs = KINDS[kind][1] if kind else set()
     wanted = stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
@@ -253,15 +267,13 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         if verb and (verb in verbs or stems(verb) & wanted):
             by_file[path].append((number, text, verb))
     named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)}
-    said = ADDS.search(question, OPENS.search(question).end())
-    last = stems(thing.split()[-1]) | (stems(said.group(0)) if SAID_VERBS.match(said.group(0)) else set())
+    last = stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
     sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
     # Tests register routes and commands of their own: only where the code registers none are they shown.
     code = [s for s in sites if role_of(s.path) not in ("test", "fixture")]
     sites = code or sites
     # "In the versioning example": the folder the question names, where it registers some.
-    part = OPENS.search(question)["part"]
-    folder = {part.lower()} if part else named
+    folder = {parsed.part.lower()} if parsed.part else named
     inside = [s for s in sites if {p.lower() for p in Path(s.path).parts[:-1]} & folder]
     sites = inside or sites
     sites.sort(key=lambda s: (-s.score, s.path))
@@ -299,8 +311,9 @@ def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[s
         named_verb = ("." + verb in text or text.lstrip().startswith("@")) and stems(verb) & thing_words
         score += _weight(text, verb) * items * (NAMED_VERB if named_verb else 1)
         first = first if count > items else (header, number)
-    registrar = any(re.match(rf"\s*(?:async\s+)?(?:def|func|function)\s+(?:\([^)]*\)\s*)?{re.escape(v)}\s*\(", row)
-                    for v in verbs if v.isidentifier() for row in rows if v in row)
+    names = "|".join(re.escape(v) for v in sorted(verbs) if v.isidentifier())
+    registrar = bool(names) and re.search(rf"^\s*(?:async\s+)?(?:def|func|function)\s+(?:\([^)]*\)\s*)?(?:{names})\s*\(",
+                                          "\n".join(rows), re.MULTILINE) is not None
     score *= ROLE_WEIGHT.get(role_of(path), 0.5) * (3 if Path(path).stem.lower() in named else 1)
     return Site(path, sorted(lines.items()), [_shown_verb(t, v) for _, t, v in found],
                 score * (0.3 if registrar else 1), count, first)
