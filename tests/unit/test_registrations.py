@@ -133,3 +133,12 @@ def test_a_loop_that_registers_a_list_counts_each(tmp_path):
     found = reg.find(root, files, "where do I add a command?")
     assert found.sites[0].path == "cli.py" and found.sites[0].count == 5
     assert found.pattern[1][0] == (2, "for command in (index, search,")
+
+
+def test_the_code_registrations_lead_and_tests_registering_their_own_routes_are_left_out(tmp_path):
+    test_app = "".join(f'@app.get("/t{i}")\ndef t{i}():\n    pass\n\n' for i in range(6))
+    root, files = _repo(tmp_path, {"app/routes.py": ROUTES, "tests/test_app.py": test_app})
+    found = reg.find(root, files, "where do I add an endpoint?")
+    assert [s.path for s in found.sites] == ["app/routes.py"]  # six routes of a test's own app are no place to add one
+    alone = reg.find(*_repo(tmp_path / "only", {"tests/test_app.py": test_app}), "where do I add an endpoint?")
+    assert [s.path for s in alone.sites] == ["tests/test_app.py"]  # where only tests register, they are shown
