@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -69,6 +72,59 @@ def _final_embedded(root: Path) -> int:
     return phase["final_embedded"] if phase else -1
 
 
+def _writing(directory: Path) -> bool:
+    """Whether some process holds the index lock or a write transaction on the manifest."""
+    with (directory / "lock").open("a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    db = sqlite3.connect(directory / "manifest.sqlite", timeout=0)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        db.rollback()
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        db.close()
+
+
+@contextlib.contextmanager
+def _paused(root: Path, pid: int) -> Iterator[None]:
+    """The background embedder `pid` frozen (SIGSTOP) once it has stored a group, at a moment it writes
+    nothing, so the test acts while it is under way however fast this machine embeds; let go (SIGCONT)
+    on leaving. A signal sent meanwhile (SIGTERM, SIGKILL) is handled as it would be at that moment."""
+    directory = index_dir(root)
+    deadline = time.monotonic() + 120
+    while True:
+        state = worker.read_state(directory) or {}
+        if state.get("pid") == pid and state.get("embedded"):
+            os.kill(pid, signal.SIGSTOP)
+            if not _writing(directory):
+                break
+            os.kill(pid, signal.SIGCONT)
+        if worker.pid(directory) != pid:
+            pytest.fail(f"the background embedder ended before it could be caught under way: {state}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"the background embedder stored no group within 120 s: {state}")
+        time.sleep(0.005)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+
+
+def _terminate_pending(pid: int) -> bool:
+    """Whether SIGTERM was sent to the (stopped) process `pid` and waits for it to go on (Linux's /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("ShdPnd:", "SigPnd:")) and int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)):
+            return True
+    return False
+
+
 def _vectors(root: Path) -> dict[str, list[str]]:
     """Embedder name -> the chunk ids its collection holds (opened once nothing else runs)."""
     services = build_services(root)
@@ -99,13 +155,16 @@ def test_index_returns_after_the_static_vectors_and_serve_stops_the_background_a
     total = summary["dense"]["total"]
     assert summary["dense"] == {"embedded": total, "total": total}, "every chunk is searchable by a vector"
     assert summary["final_embedded"] == 0 and summary["final_waiting"] == total
-    assert summary["background"]["pid"] > 0 and summary["background"]["log"].endswith("background.log")
-    _wait("the background embedder stored a group", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
+    pid = summary["background"]["pid"]
+    assert pid > 0 and summary["background"]["log"].endswith("background.log")
 
     port = free_port()
-    proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "-C", str(root)], env={**os.environ, **BG},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = None
     try:
+        with _paused(root, pid):  # the server starts while the background is under way, on any machine
+            proc = subprocess.Popen([*CLI, "serve", "--port", str(port), "-C", str(root)], env={**os.environ, **BG},
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            _wait("the server asked the background embedder to stop", lambda: _terminate_pending(pid), proc, 300)
         wait_for_port(port, 300)
         assert worker.pid(index_dir(root)) is None, "the server took the store from the background embedder"
         assert "stopped (SIGTERM)" in Path(summary["background"]["log"]).read_text()
@@ -113,8 +172,9 @@ def test_index_returns_after_the_static_vectors_and_serve_stops_the_background_a
               seconds=240, every=0.5)
         assert run_json("status", cwd=root)["dense"] == {"embedded": total, "total": total}
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=60)
     status = run_json("status", "-C", str(root), env=BG)
     assert status["store_problem"] is None and status["first_phase"] is None
     for name, ids in _vectors(root).items():
@@ -126,10 +186,11 @@ def test_background_killed_with_sigkill_resumes_at_the_next_run_without_a_duplic
     root = _repo(make_repo, background)
     first = run_json("index", str(root), env=BG)
     pid, total = first["background"]["pid"], first["final_waiting"]
-    _wait("a group of MiniLM's vectors was stored", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
-    os.kill(pid, signal.SIGKILL)
+    with _paused(root, pid):
+        done = _final_embedded(root)
+        os.kill(pid, signal.SIGKILL)
     _wait("the killed embedder let go of its lock", lambda: worker.pid(index_dir(root)) is None, seconds=30)
-    done = _final_embedded(root)
+    assert _final_embedded(root) == done
     assert 0 < done < total, f"killed too late to test anything: {done} of {total}"
     said = run_json("status", "-C", str(root), env=BG)["background"]
     assert said["running"] is False
@@ -166,12 +227,11 @@ def test_two_index_runs_while_the_background_runs_one_waits_or_says_so(make_repo
 def test_files_changed_while_the_background_runs_get_both_vectors_in_the_end(make_repo, background):
     root = _repo(make_repo, background)
     before = run_json("index", str(root), env=BG)
-    _wait("the background embedder stored a group", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
-    assert worker.pid(index_dir(root)), "the background embedder ended before the files changed"
-    (root / "pkg1/ledger.py").write_text(NEW_SOURCE)
-    (root / "pkg0/mod_0.py").write_text(NEW_SOURCE.replace("settle_overdue_invoices", "chase_unpaid_bills"))
-    proc = run_cli("search", "send a reminder letter for overdue invoices", "--json", "--no-llm", "-k", "3",
-                   "-C", str(root), env=BG)
+    with _paused(root, before["background"]["pid"]):  # the files change while it is under way
+        (root / "pkg1/ledger.py").write_text(NEW_SOURCE)
+        (root / "pkg0/mod_0.py").write_text(NEW_SOURCE.replace("settle_overdue_invoices", "chase_unpaid_bills"))
+        proc = run_cli("search", "send a reminder letter for overdue invoices", "--json", "--no-llm", "-k", "3",
+                       "-C", str(root), env=BG)
     hits = [hit["path"] for hit in json.loads(proc.stdout)]
     assert hits[:2] and set(hits[:2]) == {"pkg1/ledger.py", "pkg0/mod_0.py"}, f"the edits are searched: {hits}"
     assert "being updated by another run" not in proc.stderr, proc.stderr
@@ -236,13 +296,16 @@ def test_a_background_that_cannot_start_is_said_in_one_line_and_the_next_run_tri
 @pytest.mark.slow
 def test_a_foreground_index_while_the_background_runs_gets_the_index_not_exit_75(make_repo, background):
     root = _repo(make_repo, background)
-    run_json("index", str(root), env=BG)
-    _wait("the background embedder stored a group", lambda: _final_embedded(root) != 0, seconds=120, every=0.2)
-    assert worker.pid(index_dir(root)), "the background embedder ended before the second run"
+    pid = run_json("index", str(root), env=BG)["background"]["pid"]
     started = time.monotonic()
-    again = run_cli("index", str(root), "--json", env=BG)
+    with _paused(root, pid):  # the second run starts while the background is under way, on any machine
+        again = subprocess.Popen([*CLI, "index", str(root), "--json"], env={**os.environ, **BG}, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _wait("the second run asked the background embedder to stop", lambda: _terminate_pending(pid), again, 300)
+    out, err = again.communicate(timeout=300)
     took = time.monotonic() - started
-    summary = json.loads(again.stdout)
+    assert again.returncode == 0, err
+    summary = json.loads(out)
     assert summary["background"]["pid"] > 0, "the background goes on in a new process"
     assert took < 30, f"waited {took:.1f} s for the index"
     log = (index_dir(root) / worker.LOG).read_text()
