@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 import re
 import threading
 import tomllib
@@ -132,7 +133,51 @@ def chunker_fingerprint() -> str:
         grammars = version("tree-sitter-language-pack")
     except PackageNotFoundError:
         grammars = ""
-    return _fingerprint(_table_bytes(), grammars)
+    return _fingerprint(_chunking_table(), grammars)
+
+
+def _chunking_table() -> bytes:
+    """The part of languages.toml that makes chunks: not the code graph's keys or the outline's table,
+    which change no chunk (a change there must not rebuild everyone's index)."""
+    tables = tomllib.loads(_table_bytes().decode("utf-8"))
+    kept = {name: {k: v for k, v in t.items() if k != "outline" and not k.startswith("graph")}
+            for name, t in tables.items()}
+    return json.dumps(kept, sort_keys=True).encode("utf-8")
+
+
+def _text(node: Any) -> str:
+    return " ".join((node.text or b"").decode("utf-8", "replace").split())
+
+
+def _name_field(lang: _Lang, node: Any) -> Any | None:
+    return next((c for f in lang.name_fields if (c := node.child_by_field_name(f)) is not None), None)
+
+
+def _resolve(lang: _Lang, node: Any, depth: int = 0) -> str:
+    """Follow name fields down to the identifier (C: pointer_declarator > function_declarator > identifier)."""
+    if node.type in lang.name_leaf_types or node.named_child_count == 0 or depth > 8:
+        return _text(node)
+    child = _name_field(lang, node)
+    if child is None and node.type.endswith("declarator"):  # C++ reference_declarator has no field
+        child = next((c for c in node.named_children if c.type != "parameter_list"), None)
+    return _resolve(lang, child, depth + 1) if child is not None else _text(node)
+
+
+def _own_name(lang: _Lang, node: Any) -> str | None:
+    if node.type in lang.default_names:
+        return lang.default_names[node.type]
+    child = _name_field(lang, node)
+    if child is not None:
+        return _resolve(lang, child)
+    child = next((c for c in node.named_children if c.type in lang.name_child_types), None)
+    return _text(child) if child is not None else None
+
+
+def definition_name(grammar: str, node: Any) -> str | None:
+    """A definition node's own name, as the chunker reads it (a name field, C's declarator chain,
+    Kotlin's first identifier); None where it has none or the grammar is no language's."""
+    lang = next((lang for lang in _table()[0].values() if lang.grammar == grammar), None)
+    return _own_name(lang, node) if lang is not None else None
 
 
 _PARSERS: dict[str, Any] = {}
@@ -221,35 +266,10 @@ class _CodeChunker:
 
     # --- names ---
 
-    def _text(self, node: Any) -> str:
-        return " ".join(self.src[node.start_byte : node.end_byte].decode("utf-8", "replace").split())
-
-    def _name_field(self, node: Any) -> Any | None:
-        return next((c for f in self.lang.name_fields if (c := node.child_by_field_name(f)) is not None), None)
-
-    def _resolve(self, node: Any, depth: int = 0) -> str:
-        """Follow name fields down to the identifier (C: pointer_declarator > function_declarator > identifier)."""
-        if node.type in self.lang.name_leaf_types or node.named_child_count == 0 or depth > 8:
-            return self._text(node)
-        child = self._name_field(node)
-        if child is None and node.type.endswith("declarator"):  # C++ reference_declarator has no field
-            child = next((c for c in node.named_children if c.type != "parameter_list"), None)
-        return self._resolve(child, depth + 1) if child is not None else self._text(node)
-
-    def _own_name(self, node: Any) -> str | None:
-        lang = self.lang
-        if node.type in lang.default_names:
-            return lang.default_names[node.type]
-        child = self._name_field(node)
-        if child is not None:
-            return self._resolve(child)
-        child = next((c for c in node.named_children if c.type in lang.name_child_types), None)
-        return self._text(child) if child is not None else None
-
     def _name(self, outer: Any, inner: Any) -> tuple[str, bool]:
         node, name = inner, None
         while name is None:  # anonymous functions borrow the name of their wrapper
-            name = self._own_name(node)
+            name = _own_name(self.lang, node)
             if node.id == outer.id or node.parent is None:
                 break
             node = node.parent
@@ -263,7 +283,7 @@ class _CodeChunker:
 
     def _type_name(self, node: Any) -> str | None:
         if node.type == "type_identifier":
-            return self._text(node)
+            return _text(node)
         return next((t for c in node.named_children if (t := self._type_name(c))), None)
 
     # --- emitting ---

@@ -15,12 +15,14 @@ it is now, so an outline cannot be wrong about the code, only short.
 A class's outline is its attributes and its members' first lines; asked a question, it descends into
 the methods the question matches instead, and names the others on one line (`… and 14 more methods:`).
 
-Read with tree-sitter, for every language the code graph reads (index/graph.py).
+Read with tree-sitter, for every language whose table in languages.toml has an outline table: which node
+types are returns, raises, branches, loops, calls and assignments is data there (Kinds).
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,36 +34,12 @@ from codeasst.index.words import stems
 MAX_LINES = 12  # a definition's outline, its first line included
 STATEMENT_LINES = 3  # of a raise's or return's own lines, kept together (its message may be on the next)
 
-# What each node type is, per grammar: the rank it is kept by (lower first) comes from RANK.
-_PY = {"return_statement": "return", "raise_statement": "raise", "break_statement": "exit",
-       "continue_statement": "exit", "yield": "return", "assert_statement": "raise",
-       "if_statement": "branch", "elif_clause": "branch", "else_clause": "branch", "match_statement": "branch",
-       "case_clause": "branch", "try_statement": "branch", "except_clause": "branch", "finally_clause": "branch",
-       "for_statement": "loop", "while_statement": "loop", "with_statement": "block",
-       "function_definition": "def", "class_definition": "def", "lambda": "def",
-       "call": "call", "assignment": "assign", "augmented_assignment": "assign", "delete_statement": "delete"}
-_JS = {"return_statement": "return", "throw_statement": "raise", "break_statement": "exit",
-       "continue_statement": "exit", "if_statement": "branch", "else_clause": "branch",
-       "switch_statement": "branch", "switch_case": "branch", "switch_default": "branch", "try_statement": "branch",
-       "catch_clause": "branch", "finally_clause": "branch", "for_statement": "loop", "for_in_statement": "loop",
-       "while_statement": "loop", "do_statement": "loop", "function_declaration": "def",
-       "arrow_function": "def", "function_expression": "def", "method_definition": "def",
-       "call_expression": "call", "new_expression": "call", "assignment_expression": "assign",
-       "augmented_assignment_expression": "assign"}
-_GO = {"return_statement": "return", "break_statement": "exit", "continue_statement": "exit",
-       "if_statement": "branch", "expression_switch_statement": "branch", "type_switch_statement": "branch",
-       "select_statement": "branch", "expression_case": "branch", "type_case": "branch", "default_case": "branch",
-       "communication_case": "branch", "for_statement": "loop", "func_literal": "def",
-       "call_expression": "call", "assignment_statement": "assign"}
-KINDS = {"python": _PY, "typescript": _JS, "tsx": _JS, "javascript": _JS, "go": _GO}
-# Where the target of an assignment is an attribute (self.x = ...), the assignment is kept.
-_ATTRIBUTES = {"attribute", "member_expression", "selector_expression", "subscript"}
-_PANICS = {"panic", "log.Fatal", "log.Fatalf", "os.Exit"}  # Go's calls that end the function like a raise
-
+# Where the target of an assignment is one of a language's `attributes` (self.x = ...), or holds one
+# (Kotlin's `this.x`), the assignment is kept; so is one to a CONSTANT.
 # A class's outline is its members: their first lines and its attributes, not what the methods do.
-_CLASSES = {"class_definition", "class_declaration", "abstract_class_declaration", "interface_declaration",
-            "type_declaration"}
 _CLASS_RANK = {"first": 0, "def": 1, "assign": 2}
+
+RANK = {"first": 0, "def": 1, "assign": 2}
 
 RANK = {"first": 0, "raise": 1, "return": 1, "exit": 1, "branch": 2, "loop": 2, "block": 2, "repo call": 3, "def": 4,
         "assign": 5, "delete": 5, "work": 5, "call": 6, "match": 7, "fill": 8}
@@ -104,6 +82,54 @@ class Focus:
         """How much of the question `text` holds: its words (less the `common` ones), and a code form."""
         found = len((stems(text) & self.words) - common)
         return found + sum(1 for form in self.forms if _FORM_LINES[form].search(text))
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """What a language's node types are to the outline, from its `[<language>.outline]` table in
+    languages.toml: node type -> kind (a key of RANK), or "type:first" for a node of that type whose first
+    child is of the type `first` (Kotlin's `jump_expression` is a return, a throw or a break by its keyword);
+    the calls that end the function like a raise (Go's `panic`, Rust's `panic!`) or delete (Go's `delete`,
+    C's `free`); the assignment targets that are attributes; the constructors, by name or node type; and
+    the language's class and function types (the chunker's)."""
+
+    nodes: Mapping[str, str]
+    raise_calls: frozenset[str]
+    delete_calls: frozenset[str]
+    attributes: frozenset[str]
+    constructors: frozenset[str]
+    constructor_types: frozenset[str]
+    classes: frozenset[str]
+    functions: frozenset[str]
+
+    def of(self, node: Any) -> str | None:
+        if node.children:
+            kind = self.nodes.get(f"{node.type}:{node.children[0].type}")
+            if kind is not None:
+                return kind
+        return self.nodes.get(node.type)
+
+    def constructs(self, node: Any, name: str) -> bool:
+        return name in self.constructors or node.type in self.constructor_types
+
+
+@lru_cache(maxsize=32)
+def kinds_of(grammar: str | None) -> Kinds | None:
+    """The outline's kinds for a grammar, or None where its language has no outline table. A table may
+    name another language's instead (`outline = "typescript"`)."""
+    tables = tomllib.loads(chunker._table_bytes().decode("utf-8"))
+    for name, table in tables.items():
+        if table.get("grammar", name) != grammar or "outline" not in table:
+            continue
+        data = table["outline"]
+        if isinstance(data, str):
+            data = tables[data]["outline"]
+        nodes = {node: kind for kind in RANK if kind in data for node in data[kind]}
+        return Kinds(nodes, frozenset(data.get("raise_calls", ())), frozenset(data.get("delete_calls", ())),
+                     frozenset(data.get("attributes", ())), frozenset(data.get("constructors", ())),
+                     frozenset(data.get("constructor_types", ())), frozenset(table.get("class_types", ())),
+                     frozenset(table.get("function_types", ())))
+    return None
 
 
 @dataclass(frozen=True)
@@ -170,7 +196,8 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     the calls into the repository made there ("qname at path:line"), from the code graph. `focus`: the
     question asked, whose lines are kept first."""
     grammar = chunker.grammar_for(path)
-    if grammar not in KINDS:  # a language whose kinds the outline does not know yet (Rust, Java, ...)
+    kinds = kinds_of(grammar)
+    if kinds is None:  # a language without an outline table in languages.toml
         return None
     lines = text.splitlines()
     end = min(end, len(lines))
@@ -179,8 +206,8 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
     root = _tree(grammar, text).root_node
     calls = calls or {}
     focus = focus if focus is not None and (focus.words or focus.forms) else None
-    members = _is_class(root, start - 1)
-    shape = _shape(root, grammar, start - 1, end - 1, lines, members)
+    members = _is_class(root, start - 1, kinds)
+    shape = _shape(root, grammar, kinds, start - 1, end - 1, lines, members)
     if members and focus is not None:
         return _class_asked(path, text, start, end, calls, max_lines, focus, shape)
     marks = shape.marks
@@ -203,6 +230,7 @@ class _Shape:
     work: dict[int, int] = field(default_factory=dict)
     under: dict[int, int] = field(default_factory=dict)
     methods: list[tuple[str, int, int]] = field(default_factory=list)
+    constructors: set[int] = field(default_factory=set)  # the first lines of the methods that construct
 
 
 def _matched(lines: list[str], start: int, end: int, focus: Focus) -> dict[int, int]:
@@ -277,9 +305,8 @@ def _class_asked(path: str, text: str, start: int, end: int, calls: Mapping[int,
             kept.update({line.number: line for line in found.lines} if found else {})
             inside.update(range(first, last + 1))
     shown = {first for _, first, _ in shape.methods if first in picked}
-    constructors = {first for name, first, _ in shape.methods if name in _CONSTRUCTORS}
     rest = {n: k for n, k in shape.marks.items()
-            if n not in inside and n != start and (k == "assign" or n in constructors)}
+            if n not in inside and n != start and (k == "assign" or n in shape.constructors)}
     left = max_lines - sum(1 for line in kept.values() if line.kind != "fill")
     for number in sorted(rest, key=lambda n: (_CLASS_RANK.get(rest[n], 9), n))[:max(left, 0)]:
         kept[number] = Line(number, lines[number - 1].rstrip(), rest[number])
@@ -296,39 +323,40 @@ def _tree(grammar: str, text: str) -> Any:
     return chunker._parse(grammar, text.encode("utf-8", "surrogatepass"))
 
 
-def _is_class(root: Any, row: int) -> bool:
-    """Whether the definition starting on `row` is a class (or a Go type)."""
+def _is_class(root: Any, row: int, kinds: Kinds) -> bool:
+    """Whether the definition starting on `row` is a class (a struct, a trait, a Go type...)."""
     stack = [root]
     while stack:
         node = stack.pop()
         if node.start_point[0] > row or node.end_point[0] < row:
             continue
-        if node.start_point[0] == row and (node.type in _CLASSES or node.type == "type_spec"):
+        if node.start_point[0] == row and node.type in kinds.classes:
             return True
-        stack.extend(node.children)
+        if node.start_point[0] == row and node.type in kinds.functions:
+            return False  # a function whose first line names a struct (C's `int f(struct cart *c)`)
+        stack.extend(reversed(node.children))
     return False
 
 
-def _kind(node: Any, grammar: str, kinds: Mapping[str, str], members: bool) -> str | None:
+def _kind(node: Any, kinds: Kinds, members: bool) -> str | None:
     """What `node` is, for the outline (a key of RANK), or None where it is not kept for itself."""
-    kind = kinds.get(node.type)
+    kind = kinds.of(node)
     if node.type == "unary_expression" and node.children and node.children[0].type == "delete":
         return "delete" if not members else None  # JS/TS's `delete obj.key`
-    if kind == "assign" and not (_keeps_assignment(node) or members and _in_class_body(node, kinds)):
+    if kind == "assign" and not (_keeps_assignment(node, kinds) or members and _in_class_body(node, kinds)):
         kind = None
-    if kind == "call" and grammar == "go" and _callee(node) in _PANICS:
-        kind = "raise"
-    if kind == "call" and grammar == "go" and _callee(node) == "delete":
-        kind = "delete"  # Go's delete(m, key)
+    if kind == "call" and (kinds.raise_calls or kinds.delete_calls):
+        callee = _callee(node)
+        kind = "raise" if callee in kinds.raise_calls else "delete" if callee in kinds.delete_calls else kind
     if members and kind not in ("def", "assign"):
         kind = None
     return kind
 
 
-def _shape(root: Any, grammar: str, first: int, last: int, lines: list[str], members: bool = False) -> _Shape:
+def _shape(root: Any, grammar: str, kinds: Kinds, first: int, last: int, lines: list[str],
+           members: bool = False) -> _Shape:
     """The lines of rows `first`..`last` worth keeping, by kind, with the lines that go with them; of a
     class (`members`), only its members' first lines and its attributes."""
-    kinds = KINDS[grammar]
     shape = _Shape()
     marks = shape.marks
 
@@ -346,7 +374,7 @@ def _shape(root: Any, grammar: str, first: int, last: int, lines: list[str], mem
         row = node.start_point[0]
         if header and not members and row + 1 != header and first <= row <= last:
             shape.under[row + 1] = header  # the innermost is visited last
-        kind = _kind(node, grammar, kinds, members)
+        kind = _kind(node, kinds, members)
         if kind is not None:
             if kind in ("raise", "return"):  # a message on the next lines is part of what it says
                 for extra in range(row, min(node.end_point[0], row + STATEMENT_LINES - 1) + 1):
@@ -356,11 +384,13 @@ def _shape(root: Any, grammar: str, first: int, last: int, lines: list[str], mem
                 if kind == "assign" and row > first and lines[row - 1].strip().startswith("#:"):
                     mark(row - 1, kind)  # the attribute's doc comment: what it is for
             if members and kind == "def" and row > first:
-                shape.methods.append((_name(node), row + 1, node.end_point[0] + 1))
-                if _name(node) not in _CONSTRUCTORS:
+                name = chunker.definition_name(grammar, node) or ""
+                shape.methods.append((name, row + 1, node.end_point[0] + 1))
+                if not kinds.constructs(node, name):
                     continue  # a method's body is its own outline's; the constructor's sets the attributes
+                shape.constructors.add(row + 1)
         if kind in ("branch", "loop") and not members:
-            work = _work(node, grammar, kinds)
+            work = _work(node, kinds)
             if work is not None and work.start_point[0] != row and first <= work.start_point[0] <= last \
                     and lines[work.start_point[0]].strip():
                 shape.work[row + 1] = work.start_point[0] + 1
@@ -371,11 +401,14 @@ def _shape(root: Any, grammar: str, first: int, last: int, lines: list[str], mem
 
 
 _PLAIN_ASSIGNMENTS = {"assignment", "assignment_expression", "assignment_statement"}  # `n += 1` counts, no work
-_BLOCKS = {"block", "statement_block", "compound_statement", "statement_list"}
+_BLOCKS = {"block", "statement_block", "compound_statement", "statement_list", "statements",
+           "control_structure_body", "constructor_body", "function_body", "then", "do", "body_statement"}
 _LITERALS = {"string", "concatenated_string", "integer", "float", "true", "false", "none", "number",
              "template_string", "null", "undefined", "interpreted_string_literal", "raw_string_literal",
              "int_literal", "float_literal", "nil", "list", "dictionary", "tuple", "set", "array", "object",
-             "unary_operator", "string_literal"}
+             "unary_operator", "string_literal", "boolean_literal", "null_literal", "line_string_literal",
+             "character_literal", "char_literal", "decimal_integer_literal", "real_literal", "encapsed_string",
+             "boolean", "hash", "simple_symbol", "verbatim_string_literal"}
 
 
 def _body(node: Any) -> list[Any]:
@@ -388,19 +421,19 @@ def _body(node: Any) -> list[Any]:
     if body.type not in _BLOCKS:
         return [body]
     out = [c for c in body.named_children if c.type != "comment"]
-    if len(out) == 1 and out[0].type == "statement_list":
+    while len(out) == 1 and out[0].type in _BLOCKS:  # Kotlin's body > statements, Go's block > statement_list
         out = [c for c in out[0].named_children if c.type != "comment"]
     return out
 
 
-def _work(node: Any, grammar: str, kinds: Mapping[str, str]) -> Any | None:
+def _work(node: Any, kinds: Kinds) -> Any | None:
     """The statement under a branch or loop that does its work: the first `del`, literal assigned, return
     or raise; else the only statement there is (a `pass`, a bare `return`)."""
     body = _body(node)
     for statement in body:
         inner = statement.named_children[0] if statement.type == "expression_statement" and \
             statement.named_children else statement
-        kind = _kind(inner, grammar, kinds, False)
+        kind = _kind(inner, kinds, False)
         if kind in ("return", "raise", "exit", "delete"):
             return statement
         if inner.type in _PLAIN_ASSIGNMENTS:
@@ -409,40 +442,40 @@ def _work(node: Any, grammar: str, kinds: Mapping[str, str]) -> Any | None:
                 right = right.named_children[0]
             if kind == "assign" or right is not None and right.type in _LITERALS:
                 return statement
-    return body[0] if len(body) == 1 and kinds.get(body[0].type) not in ("branch", "loop") else None
+    return body[0] if len(body) == 1 and kinds.of(body[0]) not in ("branch", "loop") else None
 
 
-_CONSTRUCTORS = {"__init__", "__post_init__", "constructor"}
-
-
-def _name(node: Any) -> str:
-    name = node.child_by_field_name("name")
-    return name.text.decode("utf-8", "replace") if name is not None and name.text else ""
-
-
-def _in_class_body(node: Any, kinds: dict[str, str]) -> bool:
-    """An assignment in a class's own body (a class attribute, a dataclass field), not in a method."""
+def _in_class_body(node: Any, kinds: Kinds) -> bool:
+    """An assignment in a class's own body (a class attribute, a dataclass field, a Java field), not in a method."""
     parent = node.parent
     while parent is not None:
-        if parent.type in _CLASSES:
+        if parent.type in kinds.classes:
             return True
-        if kinds.get(parent.type) == "def":
+        if kinds.of(parent) == "def":
             return False
         parent = parent.parent
     return False
 
 
-def _keeps_assignment(node: Any) -> bool:
+def _keeps_assignment(node: Any, kinds: Kinds) -> bool:
     """An assignment to an attribute (`self.timeout = ...`) or to a CONSTANT is kept; a local is not."""
-    left = node.child_by_field_name("left")
+    left = node.child_by_field_name("left") or next(iter(node.named_children), None)
     if left is None:
         return False
-    if left.type in _ATTRIBUTES:
+    if left.type in kinds.attributes or any(child.type in kinds.attributes for child in left.named_children):
         return True
     name = left.text.decode("utf-8", "replace") if left.text else ""
     return name.isupper() and len(name) > 1
 
 
+_ARGUMENTS = {"argument_list", "arguments", "call_suffix", "value_arguments", "token_tree"}
+
+
 def _callee(node: Any) -> str:
+    """What a call calls, as written: `log.Fatal`, `panic!`, Ruby's `raise`."""
+    text = node.text.decode("utf-8", "replace") if node.text else ""
+    for child in node.children:
+        if child.type in _ARGUMENTS:
+            return text[:child.start_byte - node.start_byte].strip()
     function = node.child_by_field_name("function")
     return function.text.decode("utf-8", "replace") if function is not None and function.text else ""

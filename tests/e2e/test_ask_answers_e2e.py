@@ -90,3 +90,57 @@ def test_a_question_naming_what_the_repository_does_not_have_says_so(make_repo):
     assert found["answer"].startswith("In the code:\n- `make_widget` at w.py:1-3"), found["answer"]
     quoted = run_json("ask", "What does make_widget do with 'Foo_Bar.baz' as its size?", "-C", str(root), env=NONE)
     assert quoted["answer"].startswith("In the code:\n- `make_widget`"), quoted["answer"]  # a quoted example is no name
+
+
+CART_RS = '''//! A shopping cart.
+
+/// What a cart holds, and how many items it takes.
+pub struct Cart {
+    limit: usize,
+    items: Vec<u32>,
+}
+
+impl Cart {
+    /// A cart that takes at most `limit` items.
+    pub fn new(limit: usize) -> Self {
+        Cart { limit, items: Vec::new() }
+    }
+
+    /// Adds an item to the cart.
+    pub fn add(&mut self, item: u32) -> Result<(), String> {
+        let count = self.items.len();
+        let room = self.limit;
+        let kept = self.items.clone();
+        let first = kept.first();
+        if count >= room {
+            return Err(format!("the cart is full: {} items", count));
+        }
+        validate(item)?;
+        self.items.push(item);
+        log_added(item);
+        Ok(())
+    }
+}
+
+fn validate(item: u32) -> Result<(), String> {
+    if item == 0 { return Err("no item 0".into()); }
+    Ok(())
+}
+
+fn log_added(item: u32) {
+    println!("added {}", item);
+}
+'''
+
+
+@pytest.mark.slow
+def test_a_rust_answer_leads_with_the_definition_and_its_outline(make_repo):
+    root = make_repo({"src/cart.rs": CART_RS})
+    found = run_json("ask", "What happens when I add an item to a full cart?", "-C", str(root), env=NONE)
+    assert found["answer"].startswith("In the code:\n- `add` at src/cart.rs:16"), found["answer"]
+    (lead, *_) = found["outlines"]
+    kinds = {line["line"]: line["kind"] for line in lead["lines"]}
+    assert (lead["path"], lead["start_line"]) == ("src/cart.rs", 16)
+    assert kinds[22] == "return" and kinds[21] == "branch", lead  # the answering line, with its branch
+    assert kinds[24] == "raise", lead  # Rust's `?`
+    assert "src/cart.rs:31" in {t.split(" at ")[-1] for line in lead["lines"] for t in line["targets"]}, lead

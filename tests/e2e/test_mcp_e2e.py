@@ -229,5 +229,7 @@ def test_definition_and_references_in_rust_java_and_cpp(make_repo):
                 refs = await client.call_tool("references", {"name": name, "outline": True})
                 (place,) = refs.structured_content["places"]
                 assert caller in {c["location"] for c in place["callers"]}, text(refs)
+                first = int(location.split(":")[1].split("-")[0])
+                assert place["outline"] and place["outline"][0].split()[0] == str(first), text(refs)
 
     anyio.run(session)

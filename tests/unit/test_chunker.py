@@ -271,8 +271,14 @@ def test_fingerprint_is_stable_and_tracks_the_table(monkeypatch: pytest.MonkeyPa
     assert chunker._fingerprint(b"[python]\n") == chunker._fingerprint(b"[python]\n")
     assert chunker._fingerprint(b"[python]\n") != chunker._fingerprint(b"[python]\nextensions = []\n")
     table = chunker._table_bytes()
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + b"\n# changed\n")
-    assert chunker_fingerprint() != first
+    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + b"\n[lua]\nextensions = [\".lua\"]\n")
+    assert chunker_fingerprint() != first, "a language chunked anew rebuilds the index"
+    # Comments, the graph's keys and the outline's tables make no chunk: changing them rebuilds nothing.
+    outline = b"\n# changed\n[lua]\nextensions = [\".lua\"]\ngraph = true\n[lua.outline]\nreturn = [\"return\"]\n"
+    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + outline)
+    with_lua = chunker_fingerprint()
+    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + b"\n[lua]\nextensions = [\".lua\"]\n")
+    assert chunker_fingerprint() == with_lua
 
 
 def test_parsers_are_cached():

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from codeasst.index import chunker, graph, tags
+from codeasst.index import chunker, graph, outline, tags
 from codeasst.index.graph import extract
 from tests.unit.test_graph import build
 
@@ -434,20 +434,26 @@ def test_a_language_added_with_only_a_query_file_and_a_table(tmp_path, monkeypat
     for name in CASES:  # the shipped languages stay readable
         (queries / f"{name}.scm").write_text(tags._queries_dir().joinpath(f"{name}.scm").read_text())
     table = chunker._table_bytes() + b'\n[lua]\nextensions = [".lua"]\nfunction_types = ["function_declaration"]\n' \
-                                      b'leading_types = ["comment"]\ngraph = true\n'
+                                      b'leading_types = ["comment"]\ngraph = true\n' \
+                                      b'[lua.outline]\nreturn = ["return_statement"]\nbranch = ["if_statement"]\n'
     assert "lua" in tomllib.loads(table.decode())
     monkeypatch.setattr(chunker, "_table_bytes", lambda: table)
     monkeypatch.setattr(tags, "_queries_dir", lambda: queries)
-    for cached in (chunker._table, graph.graph_languages, tags.settings, tags.query):
+    caches = (chunker._table, graph.graph_languages, tags.settings, tags.query, outline.kinds_of)
+    for cached in caches:
         cached.cache_clear()
+    source = ("-- Greets someone.\nlocal function greet(name)\n  local a = 1\n  local b = 2\n  if name then\n"
+              "    return name\n  end\nend\n\nfunction M.run()\n  greet('x')\n  other()\nend\n")
     try:
-        g = build(tmp_path, {"game/main.lua": "-- Greets someone.\nlocal function greet(name)\n  return name\nend\n\n"
-                                              "function M.run()\n  greet('x')\n  other()\nend\n"})
+        g = build(tmp_path, {"game/main.lua": source})
         greet = _one(g, "game.main.greet")
         assert (greet.kind, greet.line, greet.doc) == ("function", 2, "Greets someone.")
         assert {e.src.qname for e in g.in_edges(greet)[0]} == {"game.main.M.run"}
+        shown = outline.outline("game/main.lua", source, greet.line, greet.end_line)
+        assert shown is not None and {line.number: line.kind for line in shown.lines} == {
+            2: "first", 5: "branch", 6: "return"}, "its outline, from the table alone"
     finally:
-        for cached in (chunker._table, graph.graph_languages, tags.settings, tags.query):
+        for cached in caches:
             cached.cache_clear()
 
 
