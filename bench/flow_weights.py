@@ -20,9 +20,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+import shown_files
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = [ROOT / "tests/data/ask/facts.jsonl", ROOT / "tests/data/ask/sweqa.jsonl"]
 WHERE = ROOT / "tests/data/ask/where_add.jsonl"  # --where: the "where do I add X?" rows (lead_in_site)
+SWEQA = ROOT / "tests/data/ask/sweqa.jsonl"  # --shown: every SWE-QA row, for the files the answer shows
 
 
 def variants():
@@ -72,7 +75,7 @@ def variants():
     def no_work_lines():
         from codeasst.index import outline
 
-        outline._work = lambda node, grammar, kinds: None
+        outline._work = lambda node, kinds: None
 
     def no_registrations():
         from codeasst.answer import registrations
@@ -94,6 +97,16 @@ def variants():
             "ranked 10 hits": checking_constant("RANKED_HITS", 10),
             "ranked body x1": checking_constant("BODY_WEIGHT", 1.0),
             "ranked doc x3": checking_constant("DOC_WEIGHT", 3.0),
+            "file x1": checking_constant("FILE_WEIGHT", 1.0), "file x2": checking_constant("FILE_WEIGHT", 2.0),
+            "file x4": checking_constant("FILE_WEIGHT", 4.0), "file x0": checking_constant("FILE_WEIGHT", 0.0),
+            "other file": checking_constant("OTHER_FILE", True),
+            "other file, no outline": lambda: (checking_constant("OTHER_FILE", True)(),
+                                               checking_constant("OTHER_OUTLINED", False)()),
+            "other file, no outline, 3 in the lead": lambda: (checking_constant("OTHER_FILE", True)(),
+                                                              checking_constant("OTHER_OUTLINED", False)(),
+                                                              lead_of(3)()),
+            "other file, 16 lines a definition": lambda: (checking_constant("OTHER_FILE", True)(), per_definition(16)()),
+            "other file, 12 lines a definition": lambda: (checking_constant("OTHER_FILE", True)(), per_definition(12)()),
             "no inner definition": checking_constant("INNER_WORDS", 99), "match share 0.3": match_share(0.3), "match share 0.7": match_share(0.7),
             "no question focus": no_focus, "no work lines": no_work_lines, "utility not weighed down": no_utility,
             "outline words not counted": no_outline_words, "a one-word end": one_word_ends,
@@ -104,15 +117,15 @@ def variants():
             "20 lines a definition, 45 in all": lambda: (per_definition(20)(), outline_lines(45)())}
 
 
-def keyed(split: str, folder: Path, where: bool = False) -> list[Path]:
-    """The keyed rows of `split` from each data file (`where`: the "where do I add X?" rows), in a file of
-    the same name under `folder`."""
+def keyed(split: str, folder: Path, where: bool = False, shown: bool = False) -> list[Path]:
+    """The keyed rows of `split` from each data file (`where`: the "where do I add X?" rows; `shown`: every
+    SWE-QA row), in a file of the same name under `folder`."""
     from codeasst.evals.facts import has_key
     from codeasst.evals.rows import load_rows
 
     out = []
-    for path in [WHERE] if where else DATA:
-        rows = [r for r in load_rows(path) if (where or has_key(r)) and r.get("split", "test") == split]
+    for path in [WHERE] if where else [SWEQA] if shown else DATA:
+        rows = [r for r in load_rows(path) if (where or shown or has_key(r)) and r.get("split", "test") == split]
         target = folder / path.name
         target.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         out.append(target)
@@ -127,11 +140,15 @@ def run(name: str, split: str, files: list[Path]) -> dict:
         os.environ["CODEASST_ASK__FLOW"] = "false"
     else:
         variants()[name]()
-    report = eval_ask.evaluate(files, split=split, systems=["checked"])
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "rows.jsonl"
+        report = eval_ask.evaluate(files, split=split, systems=["checked"], out=out)
+        shown = shown_files.report(out) if files[0].name == SWEQA.name and len(files) == 1 else {}
     block = report["systems"]["checked"]
     return {"variant": name, "keyed": block["keyed"], "fact_recall": block["fact_recall"],
             "correct": block["correct"], "wrong_per_answer": block["wrong_per_answer"],
-            "where_rows": block["where_rows"], "lead_in_site": block["lead_in_site"]}
+            "where_rows": block["where_rows"], "lead_in_site": block["lead_in_site"],
+            **{k: v for k, v in shown.items() if k != "file"}}
 
 
 def main() -> int:
@@ -141,6 +158,8 @@ def main() -> int:
     parser.add_argument("--files", nargs="*", type=Path)
     parser.add_argument("--only", nargs="*", help="these variants only")
     parser.add_argument("--where", action="store_true", help="the 'where do I add X?' rows instead")
+    parser.add_argument("--shown", action="store_true",
+                        help="every SWE-QA row instead, with the files the answer shows (bench/shown_files.py)")
     args = parser.parse_args()
     os.environ["CODEASST_ASK__MODEL"] = "none"
     if args.variant:
@@ -149,7 +168,7 @@ def main() -> int:
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
-        files = keyed(args.split, Path(tmp), args.where)  # no self@COMMIT rows: they resolve from any folder
+        files = keyed(args.split, Path(tmp), args.where, args.shown)  # no self@COMMIT rows: they resolve from any folder
         for name in args.only or [*variants(), "no flow"]:
             done = subprocess.run([sys.executable, __file__, "--split", args.split, "--variant", name,
                                    "--files", *map(str, files)], capture_output=True, text=True, check=False)

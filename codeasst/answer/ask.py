@@ -183,7 +183,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         if where is not None and where.registered():
             _read_first(services, answer, where.registered(), bounded, budget, per_excerpt)
         plan.definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
-                                         intent.WANTED[result.intent], services.repo.root)
+                                         intent.WANTED[result.intent], services.repo.root,
+                                         _files_by_words(services, result, bounded))
         if where is not None:
             answer.registrations = where.to_json()
             plan.registered = where.places()
@@ -197,7 +198,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         # Outlines for the lead's definitions, then for the definition the chain ends at, the one that
         # does the work; then the chain's other steps, while ask.outline_lines last.
         steps = [] if path is None else [*path.chain[-1:], *path.chain[1:-1]]
-        places = [(d.path, d.line, d.end_line) for d in plan.definitions if d.signature]  # modules have none
+        places = [(d.path, d.line, d.end_line) for d in plan.definitions  # modules have none
+                  if d.signature and (checking.OTHER_OUTLINED or d.path == plan.definitions[0].path)]
         outlines = _outlines(services, plan.graph, places + [(d.path, d.line, d.end_line) for d in steps],
                              cfg.outline_lines, Focus.of(bounded))
         answer.outlines = [o.to_json() for o in outlines.values()]
@@ -210,6 +212,21 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         context=grounding.render_numbered(answer.excerpts, piped, line_numbers=checked), question=bounded)
     plan.shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
     return plan
+
+
+def _files_by_words(services: Services, result, question: str) -> list[str]:
+    """The files BM25 over whole files ranks first for the question: retrieval's where it ran that
+    ranking (a question that describes code), else run here, for the lead's ranking alone."""
+    ranked = result.rankings.get("bm25-files")
+    if ranked is None:
+        if checking.FILE_WEIGHT == 0:
+            return []
+        reader = services.indexer().reader()
+        try:
+            ranked = reader.bm25_files(question, checking.FILE_DEPTH)
+        finally:
+            reader.close()
+    return list(dict.fromkeys(hit.path for hit in ranked))
 
 
 def _outlines(services: Services, code_graph: CodeGraph | None, places: list[tuple[str, int, int]],
