@@ -100,6 +100,8 @@ def variants():
             "file x1": checking_constant("FILE_WEIGHT", 1.0), "file x2": checking_constant("FILE_WEIGHT", 2.0),
             "file x4": checking_constant("FILE_WEIGHT", 4.0), "file x0": checking_constant("FILE_WEIGHT", 0.0),
             "other file": checking_constant("OTHER_FILE", True),
+            "one file's lead, no file signal": lambda: (checking_constant("OTHER_FILE", False)(),
+                                                        checking_constant("FILE_WEIGHT", 0.0)(), lead_of(2)()),
             "other file, no outline": lambda: (checking_constant("OTHER_FILE", True)(),
                                                checking_constant("OTHER_OUTLINED", False)()),
             "other file, no outline, 3 in the lead": lambda: (checking_constant("OTHER_FILE", True)(),
