@@ -42,8 +42,8 @@ __all__ = [
 ]
 
 # Bump whenever what is extracted changes: the graph is rebuilt. 6: attributes, constants, reads.
-# 7: Rust, Java, C++, C, C# and more through the query engine.
-GRAPH_VERSION = "7"
+# 7: Rust, Java, C++, C, C# and more through the query engine. 8: Scala package objects, operator methods.
+GRAPH_VERSION = "8"
 
 
 def graph_version() -> str:

@@ -550,3 +550,12 @@ def test_rust_super_inside_an_inline_module_is_the_file(tmp_path):
         "    #[test]\n    fn builds() {\n        P::new();\n    }\n}\n")})
     callees = {e.name: [r.qname for r in found] for e, found in g.out_edges(_one(g, "parser.tests.builds"))}
     assert callees == {"new": ["parser.Parser.new"]}
+
+
+def test_scala_package_objects_and_operator_methods_are_definitions():
+    text = ("package object os extends ResourceApi {\n  def root: Path = ???\n}\n\n"
+            "class Path {\n  override def /(chunk: String): Path = this\n}\n\n"
+            "trait Base {\n  def ++(other: Base): Base\n}\n")
+    defs = {(d.qname, d.kind, d.line) for d in extract("os/src/package.scala", text).defs}
+    assert {("os", "class", 1), ("os.root", "method", 2), ("Path./", "method", 6),
+            ("Base.++", "method", 10)} <= defs
