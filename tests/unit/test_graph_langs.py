@@ -559,3 +559,17 @@ def test_scala_package_objects_and_operator_methods_are_definitions():
     defs = {(d.qname, d.kind, d.line) for d in extract("os/src/package.scala", text).defs}
     assert {("os", "class", 1), ("os.root", "method", 2), ("Path./", "method", 6),
             ("Base.++", "method", 10)} <= defs
+
+
+def test_csharp_extension_blocks_hold_the_class_methods_and_define_nothing_themselves():
+    text = ("namespace Shop.Text;\n\npublic static class StringExtensions {\n"
+            "    extension(string left) {\n"
+            "        /// <summary>The bytes of the string.</summary>\n"
+            "        public byte[] GetBytes() => Encoding.UTF8.GetBytes(left);\n"
+            "    }\n\n"
+            "    public static int Count(string s) { int Inner() => 1; return Inner(); }\n}\n")
+    defs = {d.qname: d for d in extract("src/StringExtensions.cs", text).defs}
+    assert "Shop.Text.StringExtensions.extension" not in defs  # a C# 14 block the grammar reads as a constructor
+    got = defs["Shop.Text.StringExtensions.GetBytes"]
+    assert (got.kind, got.line, got.doc) == ("method", 6, "The bytes of the string.")
+    assert defs["Shop.Text.StringExtensions.Count.Inner"].kind == "function"  # a real local function stays one
