@@ -573,3 +573,14 @@ def test_csharp_extension_blocks_hold_the_class_methods_and_define_nothing_thems
     got = defs["Shop.Text.StringExtensions.GetBytes"]
     assert (got.kind, got.line, got.doc) == ("method", 6, "The bytes of the string.")
     assert defs["Shop.Text.StringExtensions.Count.Inner"].kind == "function"  # a real local function stays one
+
+
+def test_scala_anonymous_class_functions_are_methods_and_local_functions_stay_functions():
+    text = ("package p\n\nobject A {\n  def f(): Runnable = new Runnable {\n"
+            "    override def run(): Unit = { g() }\n  }\n"
+            "  def g(): Unit = {\n    def local(): Int = 1\n    local()\n  }\n}\n")
+    graph_ = extract("p/A.scala", text)
+    kinds = {d.qname: d.kind for d in graph_.defs}
+    assert (kinds["p.A.f.run"], kinds["p.A.g.local"]) == ("method", "function")
+    assert {(graph_.defs[e.src].qname, e.target) for e in graph_.edges if e.kind == "call" and e.name == "g"} == {
+        ("p.A.f.run", "p.A.g")}
