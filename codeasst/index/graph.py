@@ -43,7 +43,8 @@ __all__ = [
 
 # Bump whenever what is extracted changes: the graph is rebuilt. 6: attributes, constants, reads.
 # 7: Rust, Java, C++, C, C# and more through the query engine. 8: Scala package objects, operator
-# methods; C# 14 extension blocks are no constructors, their functions the class's methods.
+# methods, anonymous classes' methods; C# 14 extension blocks are no constructors, their functions the
+# class's methods.
 GRAPH_VERSION = "8"
 
 
