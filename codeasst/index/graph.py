@@ -44,7 +44,7 @@ __all__ = [
 # Bump whenever what is extracted changes: the graph is rebuilt. 6: attributes, constants, reads.
 # 7: Rust, Java, C++, C, C# and more through the query engine. 8: Scala package objects, operator
 # methods, anonymous classes' methods; C# 14 extension blocks are no constructors, their functions the
-# class's methods.
+# class's methods; Swift's enum cases; the declared types of classes' fields (a call through a field).
 GRAPH_VERSION = "8"
 
 

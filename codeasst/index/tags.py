@@ -166,6 +166,7 @@ class _Engine:
                                  _text(self.src, captures["type"][0]))
         for captures in rest:
             self._edge(captures)
+        self.graph.member_types = self.names.member_types()
         return self.graph
 
     @staticmethod
