@@ -220,7 +220,8 @@ def main() -> None:
         "language": args.language, "files": len(paths), "lines": lines_read, "ctags": len(tags),
         "graph": len(ours), "recall": round(len(found) / max(len(tags), 1), 3),
         # against a labelled sample only recall is measured: precision is --draw's, by hand
-        "precision": None if args.labels else round(len(kept) / max(len(ours), 1), 3), "graph_seconds": round(seconds, 2),
+        "precision": None if args.labels else round(len(kept) / max(len(ours), 1), 3),
+        "graph_seconds": round(seconds, 2),
         "missed": [f"{t[0]}:{t[2]} {t[3]} {t[1]}" for t in missed[:args.misses]],
         "extra": [] if args.labels else [f"{p}:{d[1]} {d[3]} {d[4]}" for p, d in extra[:args.misses]],
     }))

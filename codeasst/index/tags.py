@@ -8,8 +8,9 @@ Captures a query file may use:
   method, constructor, class, struct, enum, union, interface, trait, record, object, type, module,
   namespace, macro, field, constant) or `impl`: a Rust `impl Foo` block, no definition itself, whose
   functions are Foo's methods (`Foo.new`); an `impl` without `@name` is an anonymous class's body
-  (Scala's `new Runnable { def run() .. }`), whose functions are methods named inside what encloses it. `@doc` on the definition's doc, where the doc is no
-  comment above it (otherwise the comments right above the definition are its doc).
+  (Scala's `new Runnable { def run() .. }`), whose functions are methods named inside what encloses
+  it. `@doc` on the definition's doc, where the doc is no comment above it (otherwise the comments
+  right above the definition are its doc).
 - `@reference.call` on a call, with `@name` on what is called (`helper`, `Foo::new`, `self.peek`),
   and `@receiver` on what it is called on where the grammar keeps them apart (Java's `a.b()`);
   `@reference.class` likewise on a construction (`new Foo()`, `Foo { .. }`), whose name is a type's.

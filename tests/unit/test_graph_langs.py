@@ -588,11 +588,12 @@ def test_scala_anonymous_class_functions_are_methods_and_local_functions_stay_fu
 
 def test_swift_a_method_called_on_an_enum_case_is_the_enums(tmp_path):
     g = build(tmp_path, {
-        "Sources/Args/Inversion.swift": "enum FlagInversion {\n  case prefixedNo\n  case prefixedEnableDisable, other\n"
-                                        "  static let shared = Other()\n}\n\nextension FlagInversion {\n"
-                                        "  func namePair() -> Int { 1 }\n}\n",
-        "Tests/ArgsTests/InversionTests.swift": "func testPairs() {\n  FlagInversion.prefixedNo.namePair()\n"
-                                                "  FlagInversion.other.namePair()\n  FlagInversion.shared.namePair()\n}\n"})
+        "Sources/Args/Inversion.swift": (
+            "enum FlagInversion {\n  case prefixedNo\n  case prefixedEnableDisable, other\n"
+            "  static let shared = Other()\n}\n\nextension FlagInversion {\n  func namePair() -> Int { 1 }\n}\n"),
+        "Tests/ArgsTests/InversionTests.swift": (
+            "func testPairs() {\n  FlagInversion.prefixedNo.namePair()\n"
+            "  FlagInversion.other.namePair()\n  FlagInversion.shared.namePair()\n}\n")})
     assert _one(g, "FlagInversion.other").kind == "constant"
     found, _ = g.in_edges(_one(g, "FlagInversion.namePair"))
     assert sorted(e.line for e in found) == [2, 3]  # `shared` is no case: its type is not the enum's for certain
@@ -600,8 +601,9 @@ def test_swift_a_method_called_on_an_enum_case_is_the_enums(tmp_path):
 
 def test_a_call_through_a_field_of_declared_type_is_its_types_in_another_file(tmp_path):
     g = build(tmp_path, {
-        "Sources/Shop/Cart.swift": "struct Pricer {\n  func price() -> Int { 1 }\n}\n\nstruct Cart {\n"
-                                   "  static var shared: Cart { Cart() }\n  var pricer: Pricer\n  var mystery = make()\n}\n",
+        "Sources/Shop/Cart.swift": (
+            "struct Pricer {\n  func price() -> Int { 1 }\n}\n\nstruct Cart {\n"
+            "  static var shared: Cart { Cart() }\n  var pricer: Pricer\n  var mystery = make()\n}\n"),
         "Sources/App/Main.swift": "func run(cart: Cart) {\n  Cart.shared.pricer.price()\n  cart.pricer.price()\n"
                                   "  cart.mystery.price()\n  cart.pricer()\n}\n"})
     found, _ = g.in_edges(_one(g, "Pricer.price"))
