@@ -9,7 +9,8 @@ Without --labels, an occurrence is labelled a call where the name is followed by
 too, and a macro's `!(`, `!{`, `![`) off its definition's line, and the occurrences are printed with that label and the
 graph's verdict, disagreements marked `<<`, for a reader to correct; --labels FILE (JSON lines:
 {"name", "path", "line", "call"}) gives the corrected labels. Prints the precision and recall of the
-resolved callers, with the rows.
+resolved callers, with the rows. --blind prints the occurrences and the guessed label alone, without the
+graph's verdict or any figure: the sheet a reader labels before seeing what the graph resolves.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--labels")
     parser.add_argument("--seed", type=int, default=52)
+    parser.add_argument("--blind", action="store_true")
     args = parser.parse_args()
     root = Path(args.root)
     code_graph, paths = build(root, args.language, args.exclude)
@@ -93,9 +95,14 @@ def main() -> None:
             true_calls += call
             resolved += marked
             hits += call and marked
+            if args.blind:
+                print(f"  {'call' if call else '    '} {path}:{number}: {text.strip()[:140]}")
+                continue
             flag = "  <<" if call != marked else ""
             print(f"  {'call' if call else '    '} {'graph' if marked else '     '} {path}:{number}: "
                   f"{text.strip()[:90]}{flag}")
+    if args.blind:
+        return
     print(json.dumps({"language": args.language, "names": chosen, "true_calls": true_calls,
                       "resolved": resolved, "precision": round(hits / max(resolved, 1), 3),
                       "recall": round(hits / max(true_calls, 1), 3)}))

@@ -9,8 +9,8 @@ Which languages the graph reads is data: a `graph = true` in the language's tabl
 Each edge names its target as the file wrote it (`name`, the last part) and, where the file's own
 imports and definitions say what that is, as a qualified name (`target`). A call the file cannot
 place keeps only its name: the graph counts it as unresolved instead of guessing. Following a
-re-export, an inherited method or an include across files happens when the graph is read
-(codeasst.index.graphdb), so a change to one file never makes another file's edges stale.
+re-export, an inherited method, a field's declared type or an include across files happens when the
+graph is read (codeasst.index.graphdb), so a change to one file never makes another file's edges stale.
 
 Forms of `target`: a dotted name; `^C.m` for `super().m` inside class C (a base's m, not C's);
 `@DIR/NAME` for Go, whose package is a directory (`@*PATH/NAME`: any directory ending in an
@@ -42,8 +42,10 @@ __all__ = [
 ]
 
 # Bump whenever what is extracted changes: the graph is rebuilt. 6: attributes, constants, reads.
-# 7: Rust, Java, C++, C, C# and more through the query engine.
-GRAPH_VERSION = "7"
+# 7: Rust, Java, C++, C, C# and more through the query engine. 8: Scala package objects, operator
+# methods, anonymous classes' methods; C# 14 extension blocks are no constructors, their functions the
+# class's methods; Swift's enum cases; the declared types of classes' fields (a call through a field).
+GRAPH_VERSION = "8"
 
 
 def graph_version() -> str:

@@ -211,6 +211,8 @@ class CodeGraph:
                              [(ids[e.src], path, e.kind, e.name, e.target, e.line) for e in file_graph.edges])
         self._db.executemany("INSERT INTO bindings VALUES (?, ?, ?, ?)",
                              [(module, name, target, path) for name, target in file_graph.bindings.items()])
+        self._db.executemany("INSERT INTO bindings VALUES (?, ?, ?, ?)",  # `Cart#`: Cart's fields' types
+                             [(f"{cls}#", name, target, path) for cls, name, target in file_graph.member_types])
 
     def counts(self) -> dict[str, int]:
         return {name: self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
@@ -299,8 +301,14 @@ class CodeGraph:
                                      (head, rest[0])).fetchone()
             if bound and bound[0] != target:
                 return self.resolve(".".join([bound[0], *rest[1:]]), _hops + 1, values)
+            typed = self._db.execute("SELECT target FROM bindings WHERE module = ? AND name = ?",
+                                     (f"{head}#", rest[0])).fetchone() if len(rest) > 1 else None
+            if typed:  # `Cart.pricer.price`: through a field to what its declared type has
+                return self.resolve(".".join([typed[0], *rest[1:]]), _hops + 1, values)
             if len(rest) == 1 and self._defs("qname = ? AND kind = 'class'", (head,)):
                 return self.member(head, rest[0], _hops + 1, values)
+            if len(rest) == 1 and self._defs("qname = ? AND kind = 'constant' AND signature LIKE 'case %'", (head,)):
+                return self.member(head.rpartition(".")[0], rest[0], _hops + 1, values)  # an enum's case is the enum
         return self._defs("qname = ? AND kind = 'module'", (target,))
 
     def member(self, cls: str, name: str, _hops: int = 0, values: bool = False) -> list[DefRow]:
@@ -401,7 +409,8 @@ class CodeGraph:
 
     def _aliases(self, d: DefRow) -> list[str]:
         """Other names `d` is imported under (`from .util import helper as assist`)."""
-        rows = self._db.execute("SELECT DISTINCT name, target FROM bindings WHERE target LIKE ? AND name != ?",
+        rows = self._db.execute("SELECT DISTINCT name, target FROM bindings WHERE target LIKE ? AND name != ? "
+                                "AND module NOT LIKE '%#'",  # a field's type is no other name of it
                                 (f"%.{d.name}", d.name)).fetchall()
         values = d.kind in VALUE_KINDS
         return sorted({name for name, target in rows if any(r.id == d.id for r in self.resolve(target, values=values))})

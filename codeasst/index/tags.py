@@ -7,8 +7,10 @@ Captures a query file may use:
 - `@definition.KIND` on a definition, with `@name` on its name. KIND is one of DEF_KINDS (function,
   method, constructor, class, struct, enum, union, interface, trait, record, object, type, module,
   namespace, macro, field, constant) or `impl`: a Rust `impl Foo` block, no definition itself, whose
-  functions are Foo's methods (`Foo.new`). `@doc` on the definition's doc, where the doc is no
-  comment above it (otherwise the comments right above the definition are its doc).
+  functions are Foo's methods (`Foo.new`); an `impl` without `@name` is an anonymous class's body
+  (Scala's `new Runnable { def run() .. }`), whose functions are methods named inside what encloses
+  it. `@doc` on the definition's doc, where the doc is no comment above it (otherwise the comments
+  right above the definition are its doc).
 - `@reference.call` on a call, with `@name` on what is called (`helper`, `Foo::new`, `self.peek`),
   and `@receiver` on what it is called on where the grammar keeps them apart (Java's `a.b()`);
   `@reference.class` likewise on a construction (`new Foo()`, `Foo { .. }`), whose name is a type's.
@@ -143,11 +145,11 @@ class _Engine:
                 rest.append(captures)
                 if "package" in captures:
                     self.names.package(_text(self.src, captures["package"][0]))
+            elif kind == "definition.impl":
+                impls.append((captures[kind][0], captures.get("name", [None])[0]))
             elif "name" in captures:
                 kind = kind.split(".", 1)[1]
-                if kind == "impl":
-                    impls.append((captures[f"definition.{kind}"][0], captures["name"][0]))
-                elif kind in DEF_KINDS:
+                if kind in DEF_KINDS:
                     found.append(_Found(captures[f"definition.{kind}"][0], captures["name"][0], kind,
                                         captures.get("doc", [])))
         self._defs(found, impls)
@@ -165,6 +167,7 @@ class _Engine:
                                  _text(self.src, captures["type"][0]))
         for captures in rest:
             self._edge(captures)
+        self.graph.member_types = self.names.member_types()
         return self.graph
 
     @staticmethod
@@ -175,7 +178,7 @@ class _Engine:
 
     def _defs(self, found: list[_Found], impls: list[tuple[Any, Any]]) -> None:
         """The definitions in source order, each named inside what encloses it: a definition, or an
-        `impl` block (whose type names its functions)."""
+        `impl` block (whose type names its functions; without a name, an anonymous class's body)."""
         items = [(f.node.start_byte, -f.node.end_byte, 1, f) for f in found]
         items += [(node.start_byte, -node.end_byte, 0, (node, name)) for node, name in impls]
         items.sort(key=lambda item: item[:3])
@@ -187,6 +190,9 @@ class _Engine:
             prefix, parent, in_class = stack[-1][1:] if stack else (self.names.top, 0, False)
             if not is_def:
                 _, name_node = item
+                if name_node is None:  # an anonymous class: its functions are methods, named where it is
+                    stack.append((-neg_end, prefix, parent, True))
+                    continue
                 qname = join(prefix, clean_name(_text(self.src, name_node)))
                 self.names.classes.add(qname)
                 owner = self.names.local_def(qname, parent)

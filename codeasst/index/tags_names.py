@@ -218,6 +218,14 @@ class Names:
         if target:
             self.var_types.setdefault((src, var), target)
 
+    def member_types(self) -> list[tuple[str, str, str]]:
+        """(class, field, type) for each field the file's classes declare with a type: a call through
+        the field (`Cart.shared.total()`, `cart.pricer.price()`) is its type's, in any file."""
+        defs = self.graph.defs
+        fields = {(d.parent, d.name) for d in defs if d.kind in VALUE_KINDS}
+        return [(defs[src].qname, var, target) for (src, var), target in self.var_types.items()
+                if src > 0 and defs[src].kind == "class" and (src, var) in fields and target[:1] not in "&^"]
+
     def _path(self, parts: list[str], src: int) -> str:
         """A Rust path's `crate`, `self` and `super` as qualified names; other paths as written."""
         if self.scope != "crate" or parts[0] not in _RUST_HEADS:

@@ -550,3 +550,63 @@ def test_rust_super_inside_an_inline_module_is_the_file(tmp_path):
         "    #[test]\n    fn builds() {\n        P::new();\n    }\n}\n")})
     callees = {e.name: [r.qname for r in found] for e, found in g.out_edges(_one(g, "parser.tests.builds"))}
     assert callees == {"new": ["parser.Parser.new"]}
+
+
+def test_scala_package_objects_and_operator_methods_are_definitions():
+    text = ("package object os extends ResourceApi {\n  def root: Path = ???\n}\n\n"
+            "class Path {\n  override def /(chunk: String): Path = this\n}\n\n"
+            "trait Base {\n  def ++(other: Base): Base\n}\n")
+    defs = {(d.qname, d.kind, d.line) for d in extract("os/src/package.scala", text).defs}
+    assert {("os", "class", 1), ("os.root", "method", 2), ("Path./", "method", 6),
+            ("Base.++", "method", 10)} <= defs
+
+
+def test_csharp_extension_blocks_hold_the_class_methods_and_define_nothing_themselves():
+    text = ("namespace Shop.Text;\n\npublic static class StringExtensions {\n"
+            "    extension(string left) {\n"
+            "        /// <summary>The bytes of the string.</summary>\n"
+            "        public byte[] GetBytes() => Encoding.UTF8.GetBytes(left);\n"
+            "    }\n\n"
+            "    public static int Count(string s) { int Inner() => 1; return Inner(); }\n}\n")
+    defs = {d.qname: d for d in extract("src/StringExtensions.cs", text).defs}
+    assert "Shop.Text.StringExtensions.extension" not in defs  # a C# 14 block the grammar reads as a constructor
+    got = defs["Shop.Text.StringExtensions.GetBytes"]
+    assert (got.kind, got.line, got.doc) == ("method", 6, "The bytes of the string.")
+    assert defs["Shop.Text.StringExtensions.Count.Inner"].kind == "function"  # a real local function stays one
+
+
+def test_scala_anonymous_class_functions_are_methods_and_local_functions_stay_functions():
+    text = ("package p\n\nobject A {\n  def f(): Runnable = new Runnable {\n"
+            "    override def run(): Unit = { g() }\n  }\n"
+            "  def g(): Unit = {\n    def local(): Int = 1\n    local()\n  }\n}\n")
+    graph_ = extract("p/A.scala", text)
+    kinds = {d.qname: d.kind for d in graph_.defs}
+    assert (kinds["p.A.f.run"], kinds["p.A.g.local"]) == ("method", "function")
+    assert {(graph_.defs[e.src].qname, e.target) for e in graph_.edges if e.kind == "call" and e.name == "g"} == {
+        ("p.A.f.run", "p.A.g")}
+
+
+def test_swift_a_method_called_on_an_enum_case_is_the_enums(tmp_path):
+    g = build(tmp_path, {
+        "Sources/Args/Inversion.swift": (
+            "enum FlagInversion {\n  case prefixedNo\n  case prefixedEnableDisable, other\n"
+            "  static let shared = Other()\n}\n\nextension FlagInversion {\n  func namePair() -> Int { 1 }\n}\n"),
+        "Tests/ArgsTests/InversionTests.swift": (
+            "func testPairs() {\n  FlagInversion.prefixedNo.namePair()\n"
+            "  FlagInversion.other.namePair()\n  FlagInversion.shared.namePair()\n}\n")})
+    assert _one(g, "FlagInversion.other").kind == "constant"
+    found, _ = g.in_edges(_one(g, "FlagInversion.namePair"))
+    assert sorted(e.line for e in found) == [2, 3]  # `shared` is no case: its type is not the enum's for certain
+
+
+def test_a_call_through_a_field_of_declared_type_is_its_types_in_another_file(tmp_path):
+    g = build(tmp_path, {
+        "Sources/Shop/Cart.swift": (
+            "struct Pricer {\n  func price() -> Int { 1 }\n}\n\nstruct Cart {\n"
+            "  static var shared: Cart { Cart() }\n  var pricer: Pricer\n  var mystery = make()\n}\n"),
+        "Sources/App/Main.swift": "func run(cart: Cart) {\n  Cart.shared.pricer.price()\n  cart.pricer.price()\n"
+                                  "  cart.mystery.price()\n  cart.pricer()\n}\n"})
+    found, _ = g.in_edges(_one(g, "Pricer.price"))
+    assert sorted(e.line for e in found) == [2, 3]  # `mystery` declares no type: its call is not placed
+    called = {(e.line, tuple(d.qname for d in found)) for e, found in g.out_edges(_one(g, "run"))}
+    assert (5, ()) in called  # calling the field itself is no call of its type

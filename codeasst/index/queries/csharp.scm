@@ -10,7 +10,10 @@
 (enum_declaration name: (identifier) @name) @definition.enum
 (record_declaration name: (identifier) @name) @definition.record
 (method_declaration name: (identifier) @name) @definition.method
-(constructor_declaration name: (identifier) @name) @definition.constructor
+; C# 14's `extension(string s) { .. }` block, which this grammar reads as a constructor named
+; `extension` whose body holds local functions, is no definition: its functions, read inside the
+; class, are the class's methods.
+(constructor_declaration name: (identifier) @name (#not-eq? @name "extension")) @definition.constructor
 (destructor_declaration name: (identifier) @name) @definition.method
 (local_function_statement name: (identifier) @name) @definition.function
 (property_declaration name: (identifier) @name) @definition.field

@@ -4,10 +4,13 @@
 
 (class_definition name: (identifier) @name) @definition.class
 (object_definition name: (identifier) @name) @definition.object
+(package_object name: (identifier) @name) @definition.object
 (trait_definition name: (identifier) @name) @definition.trait
 (enum_definition name: (identifier) @name) @definition.enum
-(function_definition name: (identifier) @name) @definition.function
-(function_declaration name: (identifier) @name) @definition.method
+(function_definition name: [(identifier) (operator_identifier)] @name) @definition.function
+(function_declaration name: [(identifier) (operator_identifier)] @name) @definition.method
+; an anonymous class (`new Runnable { def run() .. }`): its functions are methods
+(instance_expression (template_body) @definition.impl)
 (template_body (val_definition pattern: (identifier) @name) @definition.field)
 
 (extends_clause [(type_identifier) (generic_type) (stable_type_identifier)] @reference.inherit)

@@ -8,6 +8,7 @@
 (protocol_function_declaration name: (simple_identifier) @name) @definition.method
 (init_declaration "init" @name) @definition.constructor
 (class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @definition.field)
+(enum_entry name: (simple_identifier) @name) @definition.constant
 
 (inheritance_specifier inherits_from: (_) @reference.inherit)
 
