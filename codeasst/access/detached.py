@@ -37,6 +37,7 @@ log = logging.getLogger("codeasst.detached")
 NICE = 10  # below the user's own commands, which it must never slow
 GROUP = 64  # chunks a group at most: one group is what a foreground run may wait for (a few seconds on one core)
 BUSY_S = 0.2  # how long it waits while a foreground run holds or wants the index
+PAUSE_S = 0.05  # how often it looks again, paused at a batch while a search or an answer runs
 _started: list[subprocess.Popen] = []
 
 
@@ -94,7 +95,7 @@ def _embed(services: Services, stopped: list[bool]) -> str:
     """Embed a group at a time until none waits or SIGTERM; why it stopped."""
     index_dir = services.repo.index_dir
     state = {"pid": os.getpid(), "started_at": time.time(), "embedded": 0, "stopped": None}
-    progress = _Watch(stopped)
+    progress = _Watch(stopped, index_dir)
     while not stopped[0]:
         indexer = services.indexer(progress)
         try:
@@ -129,10 +130,12 @@ def _embed(services: Services, stopped: list[bool]) -> str:
 
 class _Watch:
     """The indexer's progress, watched for SIGTERM: the embedder reports each batch, and the next one
-    after SIGTERM stops the group (Progress, codeasst.index.summary)."""
+    after SIGTERM stops the group (Progress, codeasst.index.summary). While a search or an answer runs
+    (worker.want), it waits at its next batch: the user's command has the CPU to itself."""
 
-    def __init__(self, stopped: list[bool]) -> None:
+    def __init__(self, stopped: list[bool], index_dir: Path) -> None:
         self.stopped = stopped
+        self.index_dir = index_dir
 
     def start(self, files: int) -> None:
         pass
@@ -144,6 +147,8 @@ class _Watch:
         pass
 
     def embedded(self, chunks: int) -> None:
+        while not self.stopped[0] and worker.wanted(self.index_dir):
+            time.sleep(PAUSE_S)
         if self.stopped[0]:
             raise Stopped
 

@@ -73,9 +73,10 @@ class Local(Assistant):
         from codeasst.tasks.search import search_reply
 
         services = self.asker(model)
-        reply = search_reply(services, query, k, use_llm=not no_llm, context=context, progress=progress,
-                             model_turn=lambda: self.turns.turn(services.llm, client, cancelled=_asked(cancel)),
-                             scope=Scope.of(list(roles), path))
+        with worker.want(services.repo.index_dir):  # the background embedder pauses meanwhile
+            reply = search_reply(services, query, k, use_llm=not no_llm, context=context, progress=progress,
+                                 model_turn=lambda: self.turns.turn(services.llm, client, cancelled=_asked(cancel)),
+                                 scope=Scope.of(list(roles), path))
         self.served["search"] += 1
         return reply
 
@@ -87,7 +88,7 @@ class Local(Assistant):
         services = self.asker(model)
         cancelled = _asked(cancel)
         turn = self.turns.turn(services.ask_llm, client, cancelled=cancelled) if services.ask_llm else nullcontext()
-        with turn:
+        with turn, worker.want(services.repo.index_dir):  # the background embedder pauses meanwhile
             answer, stream = ask(services, question, context, progress=progress, system=system,
                                  history=[tuple(turn) for turn in history])
             yield from answer_events(answer, stream, cancelled)

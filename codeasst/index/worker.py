@@ -7,7 +7,8 @@ directory, read and written with nothing but file locks, so any codeasst process
 - `worker.lock`: held (exclusive) by the running worker for its whole life, with its pid inside:
   one worker per index, and the kernel lets go of it when the worker dies, `kill -9` included;
 - `want.lock`: held (shared) by a foreground run while it waits for the index lock the worker
-  holds for one group: the worker takes no new group while anyone holds it;
+  holds for one group, and by a search or an answer while it runs: the worker takes no new group,
+  and pauses at its next batch, while anyone holds it;
 - `background.log`: what the worker said; `background.json`: how far it got, and why it stopped.
 """
 

@@ -79,3 +79,35 @@ def test_the_state_file_is_replaced_whole_and_a_broken_one_reads_as_none(tmp_pat
     (tmp_path / worker.STATE).write_text('{"embed')
     assert worker.read_state(tmp_path) is None
     assert os.listdir(tmp_path) == [worker.STATE]
+
+
+def test_the_embedder_pauses_at_its_next_batch_while_a_search_or_an_answer_runs(tmp_path):
+    from codeasst.access.detached import Stopped, _Watch
+
+    stopped = [False]
+    watch = _Watch(stopped, tmp_path)
+    started = time.monotonic()
+    watch.embedded(32)  # no one wants the index: no wait
+    assert time.monotonic() - started < 0.2
+
+    def search() -> None:
+        with worker.want(tmp_path):  # as Local.search and Local.ask hold it while they run
+            time.sleep(0.6)
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    time.sleep(0.1)
+    started = time.monotonic()
+    watch.embedded(32)
+    assert time.monotonic() - started >= 0.4, "the batch after went on beside the search"
+    thread.join()
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    time.sleep(0.1)
+    threading.Timer(0.1, stopped.__setitem__, (0, True)).start()  # SIGTERM while paused
+    started = time.monotonic()
+    with pytest.raises(Stopped):
+        watch.embedded(32)
+    assert time.monotonic() - started < 0.4, "a paused embedder still stops at SIGTERM"
+    thread.join()
