@@ -19,6 +19,7 @@ A graph file that is missing, damaged or from another version is rebuilt from th
 from __future__ import annotations
 
 import posixpath
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -47,6 +48,7 @@ CREATE INDEX IF NOT EXISTS bindings_module ON bindings(module, name);
 CREATE INDEX IF NOT EXISTS bindings_path ON bindings(path);
 """
 
+_INDEXES = re.findall(r"CREATE INDEX IF NOT EXISTS (\w+)", SCHEMA)
 FILES_PER_TRANSACTION = 200
 MAX_HOPS = 6  # re-exports and base classes followed, at most
 
@@ -159,10 +161,18 @@ class CodeGraph:
         for start in range(0, len(gone), FILES_PER_TRANSACTION):
             with self._transaction():
                 self._drop(gone[start:start + FILES_PER_TRANSACTION])
-        for start in range(0, len(todo), FILES_PER_TRANSACTION):
-            with self._transaction():
-                for path in todo[start:start + FILES_PER_TRANSACTION]:
-                    self._add(root, path, wanted[path])
+        fresh = not have and len(todo) >= FILES_PER_TRANSACTION
+        if fresh:  # a graph built whole: its indexes made once at the end, not kept up row by row
+            for name in _INDEXES:
+                self._db.execute(f"DROP INDEX IF EXISTS {name}")
+        try:
+            for start in range(0, len(todo), FILES_PER_TRANSACTION):
+                with self._transaction():
+                    for path in todo[start:start + FILES_PER_TRANSACTION]:
+                        self._add(root, path, wanted[path])
+        finally:
+            if fresh:  # also where the build failed: a graph without its indexes reads slowly, not wrong
+                self._db.executescript(SCHEMA)
         return {"read": len(todo), "dropped": len([p for p in gone if p not in wanted])}
 
     @contextmanager

@@ -193,3 +193,26 @@ def test_go_calls_within_a_package_through_receivers_and_imports(tmp_path):
     assert callees(g, "Set.Parse") == {"check": ["flag.flag.Set.check"], "helper": ["flag.util.helper"]}
     assert callees(g, "main") == {"New": ["flag.new.New"]}
     assert [b.qname for b in g.bases("flag.flag.Set")] == ["flag.util.Base"]
+
+
+def test_a_graph_built_whole_has_its_indexes_even_where_the_build_failed(tmp_path, monkeypatch):
+    from codeasst.index import graphdb
+
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    return f{i - 1}() if {i} else 0\n" for i in range(250)}
+    g = build(tmp_path, files)  # over FILES_PER_TRANSACTION files into an empty graph: indexes made at the end
+    indexes = {row[0] for row in g._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert set(graphdb._INDEXES) <= indexes
+    assert [d.qname for d in g.find("f7")] == ["pkg.m7.f7"]
+    g.close()
+
+    failing = tmp_path / "failing"
+    for rel, text in files.items():
+        (failing / rel).parent.mkdir(parents=True, exist_ok=True)
+        (failing / rel).write_text(text)
+    broken = CodeGraph(failing / "idx" / "graph.sqlite")
+    monkeypatch.setattr(graphdb.CodeGraph, "_add", lambda self, root, path, sha: (_ for _ in ()).throw(OSError("x")))
+    with pytest.raises(OSError):
+        broken.sync(failing, {rel: "sha" for rel in files})
+    indexes = {row[0] for row in broken._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert set(graphdb._INDEXES) <= indexes, "a failed build leaves the indexes"
+    broken.close()
