@@ -101,7 +101,11 @@ def wanted(index_dir: Path) -> bool:
 
 @contextlib.contextmanager
 def want(index_dir: Path) -> Iterator[None]:
-    """Say, while inside, that this run waits for the index (see `wanted`)."""
+    """Say, while inside, that this run waits for the index (see `wanted`). Where there is no index yet,
+    no worker runs for it: nothing is said, and nothing is written."""
+    if not index_dir.is_dir():
+        yield
+        return
     with _open(index_dir, WANT) as fh:
         fcntl.flock(fh, fcntl.LOCK_SH)
         try:

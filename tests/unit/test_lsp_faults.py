@@ -265,8 +265,13 @@ def test_a_thousand_random_and_malformed_messages_do_not_bring_it_down(served):
     lsp.open(root / "mod.py", MODULE)
     for _ in range(1200):
         lsp.send_raw(_junk(rng))
-    # after all of it, the whole conversation still works
-    assert lsp.request("workspace/symbol", {"query": "add"}, timeout=120)[0]["name"] == "add"
+    # after all of it, the whole conversation still works: once the server has worked through what the
+    # junk asked of it (on a loaded machine a symbol search meanwhile may find the server's queue full)
+    deadline, found = time.monotonic() + 120, []
+    while not found and time.monotonic() < deadline:
+        found = lsp.request("workspace/symbol", {"query": "add"}, timeout=120)
+        time.sleep(0 if found else 2)
+    assert found and found[0]["name"] == "add", "\n".join(lsp.stderr[-20:])
     again = lsp.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
     assert "capabilities" in again or again is None
     with pytest.raises(LspError):
