@@ -82,6 +82,13 @@ def variants():
 
         registrations.find = lambda root, files, question: None
 
+    def ask_constant(name, value):
+        def patch():
+            from codeasst.answer import ask
+
+            setattr(ask, name, value)
+        return patch
+
     def checking_constant(name, value):
         def patch():
             from codeasst.answer import checking
@@ -100,8 +107,12 @@ def variants():
             "file x1": checking_constant("FILE_WEIGHT", 1.0), "file x2": checking_constant("FILE_WEIGHT", 2.0),
             "file x4": checking_constant("FILE_WEIGHT", 4.0), "file x0": checking_constant("FILE_WEIGHT", 0.0),
             "other file": checking_constant("OTHER_FILE", True),
+            "no named definitions first": ask_constant("NAMED_FIRST", False),
+            "named x0": checking_constant("NAMED_WEIGHT", 0.0), "named x3": checking_constant("NAMED_WEIGHT", 3.0),
             "one file's lead, no file signal": lambda: (checking_constant("OTHER_FILE", False)(),
-                                                        checking_constant("FILE_WEIGHT", 0.0)(), lead_of(2)()),
+                                                        checking_constant("FILE_WEIGHT", 0.0)(), lead_of(2)(),
+                                                        ask_constant("NAMED_FIRST", False)(),
+                                                        checking_constant("NAMED_WEIGHT", 0.0)()),
             "other file, no outline": lambda: (checking_constant("OTHER_FILE", True)(),
                                                checking_constant("OTHER_OUTLINED", False)()),
             "other file, no outline, 3 in the lead": lambda: (checking_constant("OTHER_FILE", True)(),

@@ -217,19 +217,20 @@ def with_head(excerpt: grounding.Excerpt, root: Path) -> grounding.Excerpt | Non
 
 def lead(excerpts: list[grounding.Excerpt], hits: list, question: str,
          roles: set[str] | frozenset[str] = frozenset({"implementation"}), root: Path | None = None,
-         files: Sequence[str] = ()) -> list[Definition]:
+         files: Sequence[str] = (), named: Sequence[tuple[str, int]] = ()) -> list[Definition]:
     """The definition the best hit shows, and the next hit's when it is in the same file (a class
     and its method) or both are modules' docstrings; `hits` are retrieval's, by the excerpts'
     rank, for each chunk's kind and file role. None when the best hit is no definition, or of a
     role that does not answer (`roles`, from the question's intent): its docs or a test answer
     better than a definition beside them. A hit that is a later piece of a long definition stands
     for the whole definition, whose start is read under `root`. `files`: the files BM25 over whole
-    files ranks first for the question, best first (a signal for the ranked lead)."""
+    files ranks first for the question, best first (a signal for the ranked lead); `named`: the places
+    (path, first line) of the definitions the question names."""
     found: list[Definition] = []
     passed = False
     ordered = sorted(excerpts, key=lambda e: e.rank)
     if RANKED:
-        ordered = _by_answer(ordered, hits, question, roles, files)
+        ordered = _by_answer(ordered, hits, question, roles, files, named)
     for excerpt in ordered[:MAX_LEAD + 1]:
         hit = hits[excerpt.rank]
         definition = None
@@ -259,14 +260,16 @@ RANKED_HITS = 10  # of the best hits, those whose definitions compete for the le
 NAME_WEIGHT, DOC_WEIGHT, BODY_WEIGHT, RANK_WEIGHT = 3.0, 1.5, 0.5, 2.0
 # Its file's place among the files BM25 over whole files ranks first: FILE_WEIGHT / (place + 1), for
 # the first FILE_DEPTH files (a file's words say what it is about where a chunk's few do not).
-FILE_WEIGHT, FILE_DEPTH = 1.0, 5  # tune: 0 / 1 / 2 / 4: fact recall 0.385 / 0.402 / 0.394 / 0.394
+FILE_WEIGHT, FILE_DEPTH = 1.0, 5
+NAMED_WEIGHT = 6.0  # a definition the question names (`validates_schema`, `FlagSet.Parse`)  # tune: 0 / 1 / 2 / 4: fact recall 0.385 / 0.402 / 0.394 / 0.394
 
 
 def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, roles,
-               files: Sequence[str] = ()) -> list:
+               files: Sequence[str] = (), named: Sequence[tuple[str, int]] = ()) -> list:
     """The first RANKED_HITS excerpts, those that show a definition of a wanted role first, by how well
     it answers: the question's words in its name (NAME_WEIGHT each), its docstring and its lines, its
-    hit's rank and its file's place in BM25 over whole files; then the others, in rank order."""
+    hit's rank, its file's place in BM25 over whole files, and whether the question names it; then the
+    others, in rank order."""
     file_place = {path: place for place, path in enumerate(files[:FILE_DEPTH])}
     if not excerpts or hits[excerpts[0].rank].role not in roles:
         return excerpts  # docs or a test answer better than a definition beside them: no lead
@@ -284,6 +287,8 @@ def _by_answer(excerpts: list[grounding.Excerpt], hits: list, question: str, rol
                  + RANK_WEIGHT / (place + 1))
         if excerpt.path in file_place:
             score += FILE_WEIGHT / (file_place[excerpt.path] + 1)
+        if (definition.path, definition.line) in named:
+            score += NAMED_WEIGHT
         scored.append((score, -place, excerpt))
     if not scored:
         return excerpts

@@ -144,3 +144,16 @@ def test_a_rust_answer_leads_with_the_definition_and_its_outline(make_repo):
     assert kinds[22] == "return" and kinds[21] == "branch", lead  # the answering line, with its branch
     assert kinds[24] == "raise", lead  # Rust's `?`
     assert "src/cart.rs:31" in {t.split(" at ")[-1] for line in lead["lines"] for t in line["targets"]}, lead
+
+
+@pytest.mark.slow
+def test_a_definition_the_question_names_leads(make_repo):
+    notes = ('"""Ledger reminders: how the ledger keeps its order when reminders are sent, which reminder\n'
+             'goes first, and why the order of the ledger matters for reminders and for the ledger."""\n\n'
+             "ORDER = ['ledger', 'reminders']\n")
+    helper = ("def zq_apply(entries, send):\n    \"\"\"Each entry, sent once.\"\"\"\n"
+              "    for entry in sorted(entries, key=lambda e: e.due):\n        send(entry)\n    return len(entries)\n")
+    root = make_repo({"ledger/notes.py": notes, "ledger/apply.py": helper})
+    found = run_json("ask", "Does zq_apply keep the ledger's order when reminders are sent?", "-C", str(root),
+                     env=NONE)
+    assert found["answer"].startswith("In the code:\n- `zq_apply` at ledger/apply.py:1-5"), found["answer"]
