@@ -58,6 +58,12 @@ class EmbedderSettings(_Section):
     embedder's own cover every chunk (MiniLM: minutes on a CPU), so a new checkout never waits on words
     alone. 'none': words only until then. No effect where embedder.model is 'static'."""
 
+    static_model: str = "static-code"
+    """The static model (embedder.model 'static', and the first phase): one shipped with codeasst,
+    'static-code' (distilled from MiniLM, then trained on code with tokenlearn: better first hits, issue 53,
+    docs/benchmarks.md) or 'static-minilm' (distilled only, issue 45), or the folder of one built by
+    scripts/build_static_embedder.py or scripts/train_static_embedder.py. Each keeps its own vectors."""
+
     batch_size: int = 32
     """Texts per forward pass of the embedder."""
 

@@ -69,9 +69,10 @@ class Services:
             return self._embedder
         cfg = self.settings.embedder
         if cfg.model == "static":
-            from codeasst.backends.static_embed import StaticEmbedder
+            from codeasst.backends.static_embed import StaticEmbedder, bundled_static_dir
 
-            return StaticEmbedder()  # a table lookup: no runtime, device or batch to choose
+            # a table lookup: no runtime, device or batch to choose
+            return StaticEmbedder(bundled_static_dir(cfg.static_model))
         from codeasst.backends.onnx_export import exportable
         from codeasst.backends.sentence_tf import SentenceTransformerEmbedder, cuda_available
 
@@ -169,9 +170,9 @@ class Services:
         is a test's (an embedder passed in)."""
         if self._embedder is not None or self.settings.embedder.first_phase != "static" or self.embedder.static:
             return None
-        from codeasst.backends.static_embed import StaticEmbedder
+        from codeasst.backends.static_embed import StaticEmbedder, bundled_static_dir
 
-        return StaticEmbedder()
+        return StaticEmbedder(bundled_static_dir(self.settings.embedder.static_model))
 
     def open_store(self, embedder: str | None = None) -> VectorStore:
         """The collection of `embedder`'s vectors (the index embedder's by default)."""

@@ -54,12 +54,12 @@ def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, check=True, **kwargs)
 
 
-def venv_python(venv: Path) -> Path:
+def venv_python(venv: Path, pins: tuple[str, ...] = PINS) -> Path:
     python = venv / "bin" / "python"
     if not python.is_file():
         run([sys.executable, "-m", "venv", str(venv)])
     # Quick when already satisfied; brings a venv made by an older script to the pins.
-    run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *PINS])
+    run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *pins])
     return python
 
 

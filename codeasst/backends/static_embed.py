@@ -1,7 +1,9 @@
 """A static embedder: a vector per token, averaged; no transformer at run time (issue 45).
 
-The vectors are all-MiniLM-L6-v2's own, distilled once by model2vec and shipped as package data
-(codeasst/embedders/static-minilm, built by scripts/build_static_embedder.py). Embedding is a
+The vectors are all-MiniLM-L6-v2's own, distilled once by model2vec (codeasst/embedders/static-minilm, built
+by scripts/build_static_embedder.py), then trained on code chunks to give what MiniLM gives for them
+(static-code, the default: scripts/train_static_embedder.py, tokenlearn; issue 53), shipped as package
+data; embedder.static_model chooses. Embedding is a
 tokenizer pass and a table lookup, so it runs on numpy and `tokenizers`, both already needed by the
 onnxruntime embedder, rather than on the `model2vec` package: that would add a dependency for 20
 lines, its loader falls back to the Hugging Face hub for a path it cannot find, and ours checks the
@@ -35,11 +37,18 @@ MAX_TOKENS = 512
 _REBUILD = "reinstall codeasst, or rebuild it: python scripts/build_static_embedder.py"
 
 
-def bundled_static_dir() -> Path:
-    """The static model shipped with codeasst."""
+# The folders of codeasst/embedders, the default first: trained on code with tokenlearn (issue 53), and the
+# distillation it starts from (issue 45).
+SHIPPED = ("static-code", "static-minilm")
+
+
+def bundled_static_dir(name: str = SHIPPED[0]) -> Path:
+    """A static model shipped with codeasst (embedder.static_model), or the folder that names one."""
     from importlib.resources import files
 
-    return Path(str(files("codeasst.embedders") / "static-minilm"))
+    if name in SHIPPED:
+        return Path(str(files("codeasst.embedders") / name))
+    return Path(name).expanduser()
 
 
 def file_sha256(path: Path) -> str:

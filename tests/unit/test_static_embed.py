@@ -1,6 +1,6 @@
-"""The static embedder (issue 45), on the real artefact shipped in codeasst/embedders/static-minilm: a table
-lookup that loads in a fraction of a second, so these are not marked slow. Its vectors against
-model2vec's own are checked by scripts/build_static_embedder.py, which has model2vec at hand."""
+"""The static embedder (issues 45 and 53), on the real artefacts shipped in codeasst/embedders (static-code, the
+default, and static-minilm): a table lookup that loads in a fraction of a second, so these are not marked slow.
+Their vectors against model2vec's own are checked by the scripts that build them, which have model2vec at hand."""
 
 from __future__ import annotations
 
@@ -135,3 +135,23 @@ def test_a_repository_may_choose_the_shipped_static_model_without_trust(tmp_path
     (tmp_path / ".codeasst.toml").write_text('[embedder]\nmodel = "static"\n')
     loaded = load_settings(tmp_path)
     assert loaded.settings.embedder.model == "static" and loaded.ignored == []
+
+
+def test_embedder_static_model_names_a_shipped_folder_or_a_path(tmp_path):
+    shipped = build_services(tmp_path, {"embedder.model": "static", "embedder.static_model": "static-minilm"})
+    assert shipped.embedder.folder == bundled_static_dir("static-minilm")
+    assert build_services(tmp_path).first_embedder.folder == bundled_static_dir("static-code"), "the default"
+    copy = tmp_path / "mine"
+    shutil.copytree(bundled_static_dir(), copy)
+    mine = build_services(tmp_path, {"embedder.first_phase": "static", "embedder.static_model": str(copy)})
+    assert mine.first_embedder.folder == copy and mine.first_embedder.name == StaticEmbedder().name
+
+
+def test_a_repository_may_name_a_shipped_static_model_but_not_a_folder_without_trust(tmp_path):
+    from codeasst.config import load_settings
+
+    (tmp_path / ".codeasst.toml").write_text('[embedder]\nstatic_model = "static-minilm"\n')
+    assert load_settings(tmp_path).ignored == []
+    (tmp_path / ".codeasst.toml").write_text('[embedder]\nstatic_model = "/tmp/elsewhere"\n')
+    loaded = load_settings(tmp_path)
+    assert loaded.ignored == ["embedder.static_model"] and loaded.settings.embedder.static_model == "static-code"
