@@ -30,8 +30,8 @@ from codeasst.index.structured import Lines, data_spans, markdown_spans, pack, s
 from codeasst.index.structured import node_rows as _rows
 
 # Bump whenever a change here or in structured.py changes the chunks produced. 2: a collapsed class's
-# attributes as extra_words. 3: so for the languages the graph reads through query files (Java, Rust, ...).
-ALGORITHM_VERSION = "3"
+# attributes as extra_words.
+ALGORITHM_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -321,13 +321,9 @@ class _CodeChunker:
     def _attribute_words(self, class_node: Any, shown_until: int) -> str:
         """The attributes a collapsed class's text no longer shows, with their docs (index/attributes.py):
         a search for what an attribute is for finds its class, with no chunk of its own to embed."""
-        if self.lang.grammar in attributes.GRAMMARS:
-            return attributes.class_words(self.lang.grammar, self.src, class_node, shown_until)
-        from codeasst.index import graph, tags  # they read the chunker's table: imported when first needed
-
-        if self.lang.grammar in graph.graph_languages():  # read through its query file
-            return tags.field_words(self.lang.grammar, self.src, class_node, shown_until)
-        return ""
+        if self.lang.grammar not in attributes.GRAMMARS:
+            return ""
+        return attributes.class_words(self.lang.grammar, self.src, class_node, shown_until)
 
     def _gaps(self, start: int, end: int, defs: list[_Def], breaks: list[int], kind: str, name: str) -> None:
         """Chunk the rows of ``start..end`` that no definition covers."""

@@ -116,26 +116,6 @@ def extract(path: str, grammar: str, text: str) -> FileGraph:
     return _Engine(path, grammar, src, len(text.splitlines()) or 1).run(matches)
 
 
-def field_words(grammar: str, src: bytes, class_node: Any, shown_until: int) -> str:
-    """`name: doc` for each field and constant the language's query defines in `class_node` past row
-    `shown_until` (what its collapsed chunk no longer shows), one a line: words for the lexical index, as
-    codeasst.index.attributes.class_words gives them for the languages read by hand."""
-    from tree_sitter import QueryCursor
-
-    cursor = QueryCursor(query(grammar))
-    cursor.set_byte_range(class_node.start_byte, class_node.end_byte)
-    reader = _Engine("fields", grammar, src, 1)  # for its doc comments
-    lines: list[str] = []
-    for _, captures in cursor.matches(class_node):
-        kind = next((k for k in ("definition.field", "definition.constant") if k in captures), None)
-        if kind is None or "name" not in captures or captures[kind][0].start_point[0] <= shown_until:
-            continue
-        name = _text(src, captures["name"][0])
-        doc = reader._doc(_Found(captures[kind][0], captures["name"][0], kind, captures.get("doc", [])))
-        lines.append(f"{name}: {doc}" if doc else name)
-    return "\n".join(dict.fromkeys(lines))
-
-
 @dataclass
 class _Found:
     node: Any

@@ -293,28 +293,3 @@ def test_import_is_lazy():
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-
-
-# A class too long to keep whole, its fields after its methods, in the languages the graph reads through
-# query files: the collapsed chunk's extra words carry each field's name and doc.
-_LONG_CLASSES = {
-    "src/Cart.java": ("public class Cart {\n", ("    public int step{i}(int a) {{\n        int b = a + {i};\n"
-                      "        return b * 2;\n    }}\n\n"),
-                      "    /** How long a cart is kept, in seconds. */\n    private int keepSeconds = 30;\n}\n"),
-    "src/Cart.cs": ("public class Cart {\n", ("    public int Step{i}(int a) {{\n        var b = a + {i};\n"
-                    "        return b * 2;\n    }}\n\n"),
-                    "    /// <summary>How long a cart is kept, in seconds.</summary>\n    private int keepSeconds = 30;\n}\n"),
-    "src/Cart.kt": ("class Cart {\n", ("    fun step{i}(a: Int): Int {{\n        val b = a + {i}\n"
-                    "        return b * 2\n    }}\n\n"),
-                    "    /** How long a cart is kept, in seconds. */\n    val keepSeconds = 30\n}\n"),
-}
-
-
-@pytest.mark.parametrize("path", _LONG_CLASSES)
-def test_a_collapsed_class_carries_its_fields_in_every_graph_language(path):
-    head, method, tail = _LONG_CLASSES[path]
-    text = head + "".join(method.format(i=i) for i in range(40)) + tail
-    chunks = chunk_file(path, text, 1500)
-    words = "\n".join(c.extra_words for c in chunks)
-    assert "keepSeconds: How long a cart is kept, in seconds." in words, words
-    assert all("keepSeconds" not in c.extra_words for c in chunks if "keepSeconds" in c.text), "shown and listed"
