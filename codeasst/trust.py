@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from codeasst import paths
+from codeasst.embedders import SHIPPED
 from codeasst.errors import ConfigError
 
 # The models shipped with codeasst; a repository may pick one of these by name.
@@ -63,8 +64,6 @@ def guarded_keys(values: Mapping[str, Any], known_models: set[str]) -> list[str]
     # 'bundled' and 'static' are models codeasst ships; anything else is a folder to load.
     if isinstance(embedder, dict) and embedder.get("model", "bundled") not in ("bundled", "static"):
         found.append("embedder.model")  # loading a model folder can run code it ships
-    from codeasst.backends.static_embed import SHIPPED
-
     if isinstance(embedder, dict) and embedder.get("static_model", SHIPPED[0]) not in SHIPPED:
         found.append("embedder.static_model")  # a folder of the machine's, not one codeasst ships
     return found

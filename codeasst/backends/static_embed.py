@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from codeasst.backends.base import Embedder, Vector
+from codeasst.embedders import SHIPPED
 from codeasst.errors import ModelError
 
 MANIFEST = "manifest.json"
@@ -37,9 +38,6 @@ MAX_TOKENS = 512
 _REBUILD = "reinstall codeasst, or rebuild it: python scripts/build_static_embedder.py"
 
 
-# The folders of codeasst/embedders, the default first: trained on code with tokenlearn (issue 53), and the
-# distillation it starts from (issue 45).
-SHIPPED = ("static-code", "static-minilm")
 
 
 def bundled_static_dir(name: str = SHIPPED[0]) -> Path:
