@@ -107,6 +107,23 @@ def write_manifest(out: Path, source: Path, source_version: str, dtype: str, inf
     return manifest
 
 
+def ship(staged: Path, manifest: dict, out: Path, verify: bool, made: str) -> tuple[int, str]:
+    """A checked model in `staged` copied to `out` (its size within MAX_BYTES), or with `verify`, its
+    sha256 compared with the shipped manifest's and the process ended; (bytes, sha256)."""
+    size = manifest["output"]["bytes"] + (staged / "manifest.json").stat().st_size
+    if size > MAX_BYTES:
+        sys.exit(f"the static model is {size:,} bytes, over the {MAX_BYTES:,} that may ship")
+    sha = manifest["output"]["sha256"]
+    if verify:
+        shipped = json.loads((out / "manifest.json").read_text())["output"]["sha256"]
+        print(f"{made} {sha}, shipped {shipped}: {'the same' if sha == shipped else 'DIFFERENT'}")
+        sys.exit(0 if sha == shipped else 1)
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(staged, out)
+    return size, sha
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stage", choices=("build", "distil", "parity"), default="build")
@@ -132,17 +149,7 @@ def main() -> None:
         manifest = write_manifest(staged, source, source_version, args.dtype, info)
         run([str(python), __file__, "--stage", "parity", "--out", str(staged)],
             env={**os.environ, **OFFLINE, "PYTHONPATH": str(ROOT)})
-        size = manifest["output"]["bytes"] + (staged / "manifest.json").stat().st_size
-        if size > MAX_BYTES:
-            sys.exit(f"the static model is {size:,} bytes, over the {MAX_BYTES:,} that may ship")
-        sha = manifest["output"]["sha256"]
-        if args.verify:
-            shipped = json.loads((args.out / "manifest.json").read_text())["output"]["sha256"]
-            print(f"rebuilt {sha}, shipped {shipped}: {'the same' if sha == shipped else 'DIFFERENT'}")
-            sys.exit(0 if sha == shipped else 1)
-        if args.out.exists():
-            shutil.rmtree(args.out)
-        shutil.copytree(staged, args.out)
+        size, sha = ship(staged, manifest, args.out, args.verify, "rebuilt")
     print(f"{args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}: {size:,} bytes, "
           f"{manifest['parameters']['quantize_to']}, {manifest['output']['vocabulary']:,} tokens x "
           f"{manifest['output']['dim']}, sha256 {sha[:12]}; distilled in {info['distil_seconds']} s, "

