@@ -58,10 +58,10 @@ class EmbedderSettings(_Section):
     embedder's own cover every chunk (MiniLM: minutes on a CPU), so a new checkout never waits on words
     alone. 'none': words only until then. No effect where embedder.model is 'static'."""
 
-    static_model: str = "static-code"
+    static_model: str = "static-minilm"
     """The static model (embedder.model 'static', and the first phase): one shipped with codeasst,
-    'static-code' (distilled from MiniLM, then trained on code with tokenlearn: better first hits, issue 53,
-    docs/benchmarks.md) or 'static-minilm' (distilled only, issue 45), or the folder of one built by
+    'static-minilm' (distilled from MiniLM, issue 45) or 'static-code' (the same, then trained on code with
+    tokenlearn, issue 53: no better on the two tune splits together, docs/benchmarks.md), or the folder of one built by
     scripts/build_static_embedder.py or scripts/train_static_embedder.py. Each keeps its own vectors."""
 
     batch_size: int = 32

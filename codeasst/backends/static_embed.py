@@ -2,7 +2,7 @@
 
 The vectors are all-MiniLM-L6-v2's own, distilled once by model2vec (codeasst/embedders/static-minilm, built
 by scripts/build_static_embedder.py), then trained on code chunks to give what MiniLM gives for them
-(static-code, the default: scripts/train_static_embedder.py, tokenlearn; issue 53), shipped as package
+(static-code: scripts/train_static_embedder.py, tokenlearn; issue 53), shipped as package
 data; embedder.static_model chooses. Embedding is a
 tokenizer pass and a table lookup, so it runs on numpy and `tokenizers`, both already needed by the
 onnxruntime embedder, rather than on the `model2vec` package: that would add a dependency for 20

@@ -138,9 +138,9 @@ def test_a_repository_may_choose_the_shipped_static_model_without_trust(tmp_path
 
 
 def test_embedder_static_model_names_a_shipped_folder_or_a_path(tmp_path):
-    shipped = build_services(tmp_path, {"embedder.model": "static", "embedder.static_model": "static-minilm"})
-    assert shipped.embedder.folder == bundled_static_dir("static-minilm")
-    assert build_services(tmp_path).first_embedder.folder == bundled_static_dir("static-code"), "the default"
+    shipped = build_services(tmp_path, {"embedder.model": "static", "embedder.static_model": "static-code"})
+    assert shipped.embedder.folder == bundled_static_dir("static-code")
+    assert build_services(tmp_path).first_embedder.folder == bundled_static_dir("static-minilm"), "the default"
     copy = tmp_path / "mine"
     shutil.copytree(bundled_static_dir(), copy)
     mine = build_services(tmp_path, {"embedder.first_phase": "static", "embedder.static_model": str(copy)})
@@ -150,8 +150,8 @@ def test_embedder_static_model_names_a_shipped_folder_or_a_path(tmp_path):
 def test_a_repository_may_name_a_shipped_static_model_but_not_a_folder_without_trust(tmp_path):
     from codeasst.config import load_settings
 
-    (tmp_path / ".codeasst.toml").write_text('[embedder]\nstatic_model = "static-minilm"\n')
+    (tmp_path / ".codeasst.toml").write_text('[embedder]\nstatic_model = "static-code"\n')
     assert load_settings(tmp_path).ignored == []
     (tmp_path / ".codeasst.toml").write_text('[embedder]\nstatic_model = "/tmp/elsewhere"\n')
     loaded = load_settings(tmp_path)
-    assert loaded.ignored == ["embedder.static_model"] and loaded.settings.embedder.static_model == "static-code"
+    assert loaded.ignored == ["embedder.static_model"] and loaded.settings.embedder.static_model == "static-minilm"
