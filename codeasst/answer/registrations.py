@@ -279,6 +279,7 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
             by_file[path].append((number, text, verb))
     last = word_stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
     sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
+    sites = [s for s in sites if s.lines]  # a file whose only candidates were no tables (`x = (` and a string)
     # "like Screenshot or Copy": the sites that list the very ones the question names
     names = examples(question)
     listing = [s for s in sites if any(n in re.sub(r"\W|_", "", " ".join(t for _, t in s.lines)).lower() for n in names)]

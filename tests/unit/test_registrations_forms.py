@@ -162,3 +162,9 @@ def test_a_tests_table_is_its_data_not_a_place(tmp_path):
     found = _find(tmp_path, {"tests/unit/test_flow.py": "JOBS = {\n    'a': 1,\n    'b': 2,\n}\n",
                              "app/main.py": HELPERS}, "Where do I add a new cron job?")
     assert not found.sites and found.render().startswith("No place in this repository registers cron jobs")
+
+
+def test_a_file_whose_only_candidate_is_no_table_is_no_site(tmp_path):
+    found = _find(tmp_path, {"app/format.py": 'error_format = (\n    "%(path)s"\n    " %(text)s"\n)\n'},
+                  "Where do I add a new formatter?")
+    assert not found.sites and found.render().startswith("No place in this repository registers formatters")
