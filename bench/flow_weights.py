@@ -157,11 +157,13 @@ def run(name: str, split: str, files: list[Path]) -> dict:
         out = Path(tmp) / "rows.jsonl"
         report = eval_ask.evaluate(files, split=split, systems=["checked"], out=out)
         shown = shown_files.report(out) if files[0].name == SWEQA.name and len(files) == 1 else {}
+        rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
+        missed = [r["row"].get("question") for r in rows if r.get("sites") and not r.get("lead_in_site")]
     block = report["systems"]["checked"]
     return {"variant": name, "keyed": block["keyed"], "fact_recall": block["fact_recall"],
             "correct": block["correct"], "wrong_per_answer": block["wrong_per_answer"],
             "where_rows": block["where_rows"], "lead_in_site": block["lead_in_site"],
-            **{k: v for k, v in shown.items() if k != "file"}}
+            **{k: v for k, v in shown.items() if k != "file"}, **({"missed": missed} if block["where_rows"] else {})}
 
 
 def main() -> int:

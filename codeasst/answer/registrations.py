@@ -1,19 +1,18 @@
 """"Where do I add X?" answered as a maintainer answers it in review: here is where the existing Xs
 are registered, here is one of them to copy, and here is what else names it (its tests, its docs).
 
-A registration is a line that hands a handler to whatever dispatches it:
-- a decorator: `@app.get("/items")`, `@router.post(...)`, `@cli.command()`, `@hookimpl`;
-- a call: `app.add_url_rule(...)`, `app.include_router(...)`, `cli.add_command(...)`,
-  `app.add_typer(...)`, `registry.register(...)`, `mux.HandleFunc("/x", ...)`, `r.GET("/x", ...)`,
-  `app.use("/x", ...)`, `app.command()(fn)`;
-- a table entry: `Route("/x", handler)`, `path("x/", view)`;
-- an entry point: `name = "pkg.module:func"` under `[project.scripts]` or an entry-points group, or
-  `"name = pkg.module:func"` in `setup.py` / `setup.cfg`. These files are read as text, never
-  imported or run.
+A registration is a line that hands a handler to whatever dispatches it (answer/registration_lines.py
+reads each line's form): a decorator (`@app.get("/items")`, `@cli.command()`), a call on a registrar
+(`app.add_url_rule(...)`, `cli.add_command(...)`, `Route::get(...)`, `rootCmd.AddCommand(...)`), Ruby's
+route and filter DSL, a table (`Route("/x", handler)`, `COMMANDS = {`, Go's maps, an `enum` of
+subcommands, `bootstrap/providers.php`'s returned list, a settings class), or an entry point in
+`pyproject.toml`, `setup.py` or `setup.cfg`, read as text, never imported or run.
 
-The Xs a question asks about (endpoints, commands, plugins, middleware, tools) decide which
+The Xs a question asks about (endpoints, commands, plugins, middleware, settings, tools) decide which
 registrations count; the file that holds most of them, in the code rather than its tests or
-examples, leads. Found by ripgrep over the indexed files; every line shown is a line of a file.
+examples, leads; where the question names some ("like Screenshot or Copy"), the sites that list them
+lead, and where it names a folder or file ("the frontend's sidebar"), those in it. Found by ripgrep
+over the indexed files; every line shown is a line of a file.
 """
 
 from __future__ import annotations
@@ -23,8 +22,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codeasst.answer.registration_lines import PATTERN, classify, is_table, shown_verb, weight
 from codeasst.index.roles import role_of
-from codeasst.index.words import stems
+from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
 
 # A question of where a thing goes: where/how/which file first (after an "In the X example," that
@@ -49,19 +49,24 @@ ARTICLES = re.compile(r"^(?:(?:a|an|the|new|another|my|our|own|custom|extra|more
 # question's), and the verbs that register one.
 KINDS = {
     "entry point": ({"exec", "entr", "cons", "bina"}, {"entry point"}),
-    "group": ({"grou", "blue", "subr"}, {"include_router", "register_blueprint", "Group", "group", "add_typer", "mount",
-                                         "Mount", "Route", "add_group", "AddGroup", "use"}),
+    "group": ({"grou", "blue", "subr", "cont"}, {"include_router", "register_blueprint", "Group", "group", "add_typer",
+                                                 "mount", "Mount", "Route", "add_group", "AddGroup", "use", "namespace",
+                                                 "scope"}),
     "endpoint": ({"endp", "rout", "url", "api", "view", "webh", "http", "rest", "reso"},
                  {"get", "post", "put", "patch", "delete", "head", "options", "route", "all", "api_route",
                   "websocket", "add_url_rule", "add_api_route", "add_route", "add_api_websocket_route",
                   "include_router", "register_blueprint", "mount", "handlefunc", "handle", "any", "group", "use",
                   "Route", "Mount", "WebSocketRoute", "path", "re_path", "url", "APIRoute", "Get", "Post", "Put",
                   "Patch", "Delete", "Method", "MethodFunc", "Group", "Handle", "HandleFunc", "RegisterMethod",
-                  "register_route"}),
+                  "register_route", "resources", "resource", "namespace", "scope", "match", "root", "devise_for"}),
     "command": ({"comm", "subc", "cli", "cmd", "verb"},
                 {"command", "add_command", "add_typer", "add_parser", "add_subparsers", "group", "addcommand",
                  "AddCommand", "subcommand", "script", "entry point"}),
-    "middleware": ({"midd"}, {"add_middleware", "middleware", "use", "Use"}),
+    # A filter that runs before each action or request is middleware by another name.
+    "middleware": ({"midd", "filt"}, {"add_middleware", "middleware", "use", "Use", "before_action", "after_action",
+                                      "around_action", "prepend_before_action", "before_request", "after_request"}),
+    # A setting: an attribute of a settings class (pydantic's `class Settings(BaseSettings)`) or a table of them.
+    "setting": ({"sett", "conf", "envi"}, set()),
     "option": ({"opti", "flag", "argu", "swit"}, {"add_argument", "add_option", "option", "Option", "argument",
                                                   "Flags", "BoolVar", "StringVar", "IntVar", "PersistentFlags"}),
     "tool": ({"tool"}, {"tool", "add_tool", "register_tool"}),
@@ -71,44 +76,18 @@ KINDS = {
 }
 # The words a table of them is named by (COMMANDS, urlpatterns, ROUTES, PLUGINS).
 TABLE_WORDS = {"entry point": set(), "group": {"rout", "blue"}, "endpoint": {"rout", "url", "endp", "view"},
-               "command": {"comm"}, "middleware": {"midd"}, "option": {"opti", "flag"}, "tool": {"tool"},
+               "command": {"comm", "cmd"}, "setting": {"sett", "conf", "envi"}, "middleware": {"midd"}, "option": {"opti", "flag"}, "tool": {"tool"},
                "plugin": {"plug", "back", "exte"}}
-_VERBS = r"(?:add_url_rule|add_api_route|add_route|add_api_websocket_route|include_router|register_blueprint|" \
-         r"add_command|add_typer|add_parser|add_subparsers|register\w*|add_tool|add_middleware|add_argument|" \
-         r"add_option|add_plugin|add_\w+_env|HandleFunc|Handle|AddCommand|RegisterMethod|mount|command)"
-_HTTP = r"(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group|Get|Post|" \
-        r"Put|Patch|Delete|Route|Mount|Method|MethodFunc|Use|With)"
-# A literal table named for what it holds: COMMANDS = {...}, urlpatterns = [...], const routes = [...].
-_NAMED_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<verb>[A-Za-z_]\w*)\s*(?::[^=]+)?=\s*"
-                          r"[\[{(]\s*$")
-# One ripgrep pattern for every kind of registration line (Rust regex syntax); _classify reads them.
-PATTERN = "|".join([
-    r"^\s*@\s*[A-Za-z_][\w.]*",  # a decorator
-    rf"\.{_VERBS}\s*\(",  # a registration call
-    rf"\.{_HTTP}\s*\(",  # a route's method, or middleware's use: _classify asks for a route where it must
-    r"\b(?:register|registry|registrar)\w*\.\w+\s*\(",  # a call on a registry: register.add_run_env(...)
-    r"\b(?:Route|Mount|WebSocketRoute|path|re_path|url|APIRoute)\(\s*r?[\"'/]",  # a route table's entry
-    r"\b[A-Z][A-Za-z]*\(\s*r?[\"']",  # a table's entry made by name: Tool("search", ...), Command("x", ...)
-    r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?[A-Za-z_]\w*\s*(?::[^=]+)?=\s*[\[{(]\s*$",  # a literal table
-    r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
-    r"[\"'][\w.-]+\s*=\s*[\w.]+:[\w.]+[\"']",  # an entry point in setup.py / setup.cfg
-    r"^\s*[\w.-]+\s*=\s*[\w.]+:[\w.]+\s*$",  # an entry point in setup.cfg's [options.entry_points]
-])
-_DECORATOR = re.compile(r"^\s*@\s*(?:[A-Za-z_][\w.]*\.)?(?P<verb>[A-Za-z_]\w*)\s*(?P<call>\()?")
-_CALL = re.compile(rf"\.(?P<verb>{_VERBS}|{_HTTP})\s*\(")
-_REGISTRY = re.compile(r"\b(?:register|registry|registrar)\w*\.(?P<verb>\w+)\s*\(")
-_TABLE = re.compile(r"\b(?P<verb>Route|Mount|WebSocketRoute|path|re_path|url|APIRoute|[A-Z][A-Za-z]*)\(\s*r?[\"'/]")
-# Verbs that register a route only with a route as their first argument: `app.use("/x", ...)`, not
-# `dict.get(key)` nor a screen's `mount(widget)`; middleware's `use` takes none.
-_ROUTED = {"get", "post", "put", "patch", "delete", "head", "options", "all", "use", "route", "mount", "handle",
-           "handlefunc", "group", "any", "GET", "POST", "PUT", "PATCH", "DELETE", "Any", "Group", "HandleFunc",
-           "Handle", "Get", "Post", "Put", "Patch", "Delete", "Route", "Mount", "Method", "MethodFunc", "With", "Use"}
-_ROUTE_ARG = re.compile(r"\(\s*r?[\"'`]/")
-_STRING_ARG = re.compile(r"\(\s*r?[\"'`]")
-_ENTRY = re.compile(r"[\w.]+:[\w.]+[\"']")
 _KEY = re.compile(r"[\"'`]([^\"'`\n]{1,60})[\"'`]")
 SHOWN = 4  # registrations shown of a site; the rest are counted
 NAMED_VERB = 10  # a registration whose verb names the thing (RegisterMethod for a method) counts this many
+# "like Screenshot or Copy", "such as check-updates": the sites that list the very ones the question names
+# lead; names only (capitalised, or with `-`, `_` or `.`), not the words of a sentence.
+EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.?|say|for\s+example|for\s+instance)\s+(?P<names>[^?;:()]+)",
+                      re.IGNORECASE)
+# The words of a question that name no file nor folder ("a new page": not new_account.tsx).
+COMMON = {"where", "what", "which", "how", "the", "and", "for", "with", "into", "that", "this", "new", "add", "one",
+          "should", "does", "can", "register", "define", "create", "put", "another", "some", "our", "your"}
 # The question's own verb, where it says how ("how do I mount a resource"), names the registration too.
 SAID_VERBS = re.compile(r"mount|plug|hook|wire|include|attach|use|bind", re.IGNORECASE)
 MAX_SITES = 2
@@ -222,6 +201,7 @@ def _parse(question: str) -> _Asked | None:
         return None  # "where is X implemented", "where is VAT added to an amount": where it is, not where one goes
     verb_end = opened.end() + verb.end()
     after = question[verb_end:].replace("`", "")
+    after = re.sub(r"^\s*(?:support|handling)\s+for\s+", " ", after, flags=re.IGNORECASE)  # "support for a new shell"
     thing = ARTICLES.sub("", THING_END.split(" " + after.strip(), 1)[0].strip())
     if not thing:  # the verb last: "where is X configured", "where should a new X go"
         before = re.sub(r"^.*?\b(?:is|are|does|do|should|would|can|must|will)\s+", "",
@@ -238,11 +218,12 @@ def _parse(question: str) -> _Asked | None:
 
 
 def kind_of(thing: str, question: str = "") -> str | None:
-    """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint), then
-    by the question's ("a new group of API endpoints", "a new runner")."""
+    """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint, but a
+    new "controller's routes" is a controller), then by the question's ("a new group of API endpoints")."""
     parsed = _parse(question)
     phrase = re.split(r"[?,;]", parsed.after if parsed else "", maxsplit=1)[0]
-    words = [*reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
+    own = re.findall(r"\b(?:new|another)\s+(\w+)'s\b", question, re.IGNORECASE)  # the new one is its owner
+    words = [*own, *reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
              *reversed(re.findall(r"[\w-]+", question))]
     for word in words:
         found = stems(word)
@@ -250,6 +231,29 @@ def kind_of(thing: str, question: str = "") -> str | None:
             if found & words:
                 return kind
     return None
+
+
+def word_stems(word: str) -> set[str]:
+    """A word's stems with its other number ("app": apps, INSTALLED_APPS) and, for a sub-thing, the thing
+    ("subcommand": command, AddCommand)."""
+    word = word.lower().removesuffix("'s")
+    # every part, stop words too: a thing the question names ("a custom HTTP method") is no filler
+    out = set().union(*(_parts(w) for w in (word, word + "s", word.removesuffix("s"))))
+    return out | (word_stems(word[3:]) if word.startswith("sub") and len(word) > 6 else set())
+
+
+def _parts(text: str) -> set[str]:
+    """stems() with no stop words: `RegisterMethod` is (regi, meth)."""
+    return {p.lower()[:4] for p in STEM.findall(text) if len(p) >= 3}
+
+
+def examples(question: str) -> set[str]:
+    """The existing Xs a question names ("like Screenshot or Copy": screenshot, copy), letters and digits
+    only, lower case; names only, not the words of a sentence ("such as one that lists ...")."""
+    found = EXAMPLES.search(question.replace("`", ""))
+    names = re.findall(r"[\w./-]+", found["names"]) if found else []
+    return {re.sub(r"\W|_", "", n).lower() for n in names
+            if len(n) >= 3 and (re.search(r"[A-Z]", n) or re.search(r"\w[-_.]\w", n))}
 
 
 def find(root: Path, files: list[str], question: str) -> Registrations | None:
@@ -260,22 +264,34 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     thing = parsed.thing
     kind = kind_of(thing, question)
     verbs = KINDS[kind][1] if kind else set()
-    wanted = stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
+    wanted = word_stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
+    named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)} - COMMON
+    named |= {w[:-1] for w in named if w.endswith("s")}  # "the profiles endpoint": profile/
+    # the project's own name and package (src/flake8/ for "a flake8 option") are everywhere, not places
+    named -= _packages(files) | {w.lower() for w in re.findall(r"[A-Za-z]\w+", root.resolve().name)}
     by_file: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    rows: dict[str, list[str]] = {}
     for path, number, text in lexical.lines_matching(root, files, PATTERN):
-        verb = _classify(path, text, kind)
-        if verb and (verb in verbs or stems(verb) & wanted):
+        # a call whose arguments start on the next line: `router.get(\n  '/profiles/:username',`
+        following = rows.setdefault(path, _rows(root, path))[number:number + 1] if text.rstrip().endswith("(") else []
+        verb = classify(path, text, kind, "".join(following))
+        if verb and _asked_for(path, text, verb, kind is None, verbs, wanted, named):
             by_file[path].append((number, text, verb))
-    named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)}
-    last = stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
+    last = word_stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
     sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
+    sites = [s for s in sites if s.lines]  # a file whose only candidates were no tables (`x = (` and a string)
+    # "like Screenshot or Copy": the sites that list the very ones the question names
+    names = examples(question)
+    listing = [s for s in sites if any(n in re.sub(r"\W|_", "", " ".join(t for _, t in s.lines)).lower() for n in names)]
+    sites = listing or sites
     # Tests register routes and commands of their own: only where the code registers none are they shown.
     code = [s for s in sites if role_of(s.path) not in ("test", "fixture")]
     sites = code or sites
-    # "In the versioning example": the folder the question names, where it registers some.
+    # "In the versioning example", "the frontend's sidebar": the folders the question names, where they
+    # register some; those that name most of them.
     folder = {parsed.part.lower()} if parsed.part else named
-    inside = [s for s in sites if {p.lower() for p in Path(s.path).parts[:-1]} & folder]
-    sites = inside or sites
+    inside = {s.path: len({p.lower() for p in Path(s.path).parts[:-1]} & folder) for s in sites}
+    sites = [s for s in sites if inside[s.path] == max(inside.values(), default=0)]
     sites.sort(key=lambda s: (-s.score, s.path))
     sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
     found = Registrations(thing, sites)
@@ -285,10 +301,26 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     return found
 
 
-def _weight(text: str, verb: str) -> float:
-    """A registration's weight: a table entry made by a class's name (`Command("x", ...)`) may be any
-    record of that name, so it counts half of a decorator or a registration call."""
-    return 0.5 if verb[:1].isupper() and not text.lstrip().startswith("@") and "." + verb not in text else 1.0
+def _asked_for(path: str, text: str, verb: str, no_kind: bool, verbs: set[str], wanted: set[str],
+               named: set[str]) -> bool:
+    """Whether a registration is of the X asked: its verb registers one, or names them (a table named for
+    them); a thing of no kind ("a link") goes in a table of the file the question names too ("in the
+    sidebar": AppSidebar.tsx's items). A test's table (`JOBS = {...}`) is its data, not a place."""
+    if is_table(text) and role_of(path) in ("test", "fixture"):
+        return False
+    return verb in verbs or bool(stems(verb) & wanted) or no_kind and is_table(text) and _named(path, named)
+
+
+def _named(path: str, named: set[str]) -> bool:
+    """Whether the question names the file: its name, or a word of it (`AppSidebar.tsx`: "the sidebar")."""
+    stem = Path(path).stem
+    return bool({stem.lower(), *(w.lower() for w in STEM.findall(stem) if len(w) >= 3)} & named)
+
+
+def _packages(files: list[str]) -> set[str]:
+    """The project's own top packages: `pkg/__init__.py` or `src/pkg/__init__.py`."""
+    parts = [Path(f).parts for f in files if f.endswith("__init__.py")]
+    return {p[-2].lower() for p in parts if len(p) == 2 or len(p) == 3 and p[0] == "src"}
 
 
 def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[str], verbs: set[str],
@@ -303,35 +335,59 @@ def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[s
         items, header = _loop_items(rows, number)
         if header == number:
             items, last = _listed_items(rows, number)
+            listed = range(number + 1, last + 1)
+            if is_table(text) and text.rstrip()[-1:] in "([{" and not any(rows[n - 1].rstrip().endswith(",") for n in listed):
+                continue  # `error_format = (` and its strings: a value in parentheses, not a table of items
             lines.update({n: rows[n - 1] for n in range(number, last + 1)})  # a table's or a call's items
         lines.update({n: rows[n - 1] for n in range(header, number)})  # the loop that registers each item
         lines[number] = text
         count += items
         # a verb that names the thing ("a custom HTTP method": RegisterMethod) says more than a route's GET
-        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and stems(verb) & thing_words
-        score += _weight(text, verb) * items * (NAMED_VERB if named_verb else 1)
+        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and _parts(verb) & thing_words
+        score += weight(text, verb) * items * (NAMED_VERB if named_verb else 1)
         first = first if count > items else (header, number)
     names = "|".join(re.escape(v) for v in sorted(verbs) if v.isidentifier())
     registrar = bool(names) and re.search(rf"^\s*(?:async\s+)?(?:def|func|function)\s+(?:\([^)]*\)\s*)?(?:{names})\s*\(",
                                           "\n".join(rows), re.MULTILINE) is not None
-    score *= ROLE_WEIGHT.get(role_of(path), 0.5) * (3 if Path(path).stem.lower() in named else 1)
-    return Site(path, sorted(lines.items()), [_shown_verb(t, v) for _, t, v in found],
+    score *= ROLE_WEIGHT.get(role_of(path), 0.5) * (3 if _named(path, named) else 1)
+    return Site(path, sorted(lines.items()), [shown_verb(t, v) for _, t, v in found],
                 score * (0.3 if registrar else 1), count, first)
 
 
 def _listed_items(rows: list[str], number: int) -> tuple[int, int]:
     """A registration whose items follow it, one a line (`register(\n A,\n B,\n)`, `COMMANDS = {`): how
     many, and the line they end on; else one and `number`."""
+    if 0 < number <= len(rows) and re.match(r"\s*class\s.*:$", rows[number - 1].rstrip()):
+        return _class_items(rows, number)
     if not 0 < number <= len(rows) or not rows[number - 1].rstrip().endswith(("(", "[", "{")):
         return 1, number
     indent, items, last = _indent(rows[number - 1]), 0, number
+    # a call whose first argument is a string registers one thing: `router.get(\n '/profiles',\n handler)`
+    single = not is_table(rows[number - 1]) and number < len(rows) and rows[number].lstrip()[:1] in "\"'`"
     for i in range(number, min(len(rows), number + 400)):
         row = rows[i]
         if row.strip() and _indent(row) <= indent:
-            return max(items, 1), i + 1 if row.strip()[:1] in ")]}" else i
+            return 1 if single else max(items, 1), i + 1 if row.strip()[:1] in ")]}" else i
         if row.strip() and _indent(row) == _indent(rows[number]) and row.strip()[:1] not in ")]}#/":
             items += 1
         last = i + 1
+    return 1 if single else max(items, 1), last
+
+
+def _class_items(rows: list[str], number: int) -> tuple[int, int]:
+    """A class's attributes (`DOMAIN: str = "localhost"`, `site_name = c.Type(str)`): how many, and the
+    line of the last; its methods and docstrings are no items."""
+    items, last, body = 0, number, None
+    for i in range(number, min(len(rows), number + 400)):
+        row = rows[i]
+        if not row.strip():
+            continue
+        if _indent(row) <= _indent(rows[number - 1]):
+            break
+        body = _indent(row) if body is None else body
+        if _indent(row) == body and re.match(r"[A-Za-z_]\w*\s*(?::[^=]+)?=|[A-Za-z_]\w*\s*:\s*\S", row.strip()) \
+                and not row.lstrip().startswith(("def ", "async ", "class ", "return ")):
+            items, last = items + 1, i + 1
     return max(items, 1), last
 
 
@@ -357,45 +413,6 @@ def _rows(root: Path, path: str) -> list[str]:
         return (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return []
-
-
-def _classify(path: str, text: str, kind: str | None = None) -> str | None:
-    """How a line registers: its verb (`get`, `add_command`, `entry point`, a table's name), or None (a
-    comment, a docstring's example in backticks, a `get` with no route where an endpoint is asked for)."""
-    if text.lstrip().startswith(("#", "//", "*", "/*", "- ", ">")) or "`" in text:
-        return None
-    name = Path(path).name
-    if name in ("pyproject.toml", "setup.py", "setup.cfg", "package.json"):
-        return "entry point" if _ENTRY.search(text) or re.search(r"=\s*[\w.]+:[\w.]+\s*$", text) else None
-    match = _DECORATOR.match(text)
-    if match:
-        return match.group("verb")
-    match = _CALL.search(text)
-    if match:
-        verb = match.group("verb")
-        # A route's method names its route: "/items" (any string after Go's and chi's GET and Get).
-        route = (_ROUTE_ARG if verb.islower() else _STRING_ARG).match(text, match.end() - 1)
-        if verb not in _ROUTED or kind == "middleware" and verb.lower() == "use" or route:
-            return verb
-    match = _REGISTRY.search(text)
-    if match:
-        return "register"
-    match = _NAMED_TABLE.match(text)
-    if match:
-        return match.group("verb")
-    match = _TABLE.search(text)
-    return match.group("verb") if match else None
-
-
-def _shown_verb(text: str, verb: str) -> str:
-    """The registration as a reader knows it: `@app.get`, `.add_command`, `Route`, `entry point`."""
-    match = re.match(r"^\s*(@\s*[A-Za-z_][\w.]*)", text)
-    if match:
-        return match.group(1).replace(" ", "")
-    if verb == "entry point":
-        return verb
-    return f"{verb}(…)" if verb[:1].isupper() and "." + verb not in text or verb in ("path", "re_path", "url") \
-        else f".{verb}"
 
 
 def _pattern(root: Path, site: Site) -> tuple[str, list[tuple[int, str]]] | None:

@@ -1,0 +1,150 @@
+"""How one line registers a handler, for answer/registrations.py: the ripgrep pattern that finds the
+candidate lines, and the reading of each (its verb, or nothing).
+
+The forms, in every language the index reads:
+- a decorator: `@app.get("/items")`, `@cli.command()`, `@hookimpl`;
+- a call on a registrar, through `.`, `::` or `->`: `app.add_url_rule(...)`, `cli.add_command(...)`,
+  `Route::get('/', ...)`, `Artisan::command('inspire', ...)`, `$router->get('/x', ...)`, where a route's
+  path may be on the line after the call's `(`;
+- a registration verb called bare, through an alias (`add_option = manager.add_option`, then
+  `add_option("--quiet", ...)`);
+- Ruby's route and filter DSL: `resources :articles`, `get :feed`, `before_action :authenticate_user`;
+- a table entry made by name: `Route("/x", handler)`, `path("x/", view)`, `Tool("search", ...)`;
+- a literal table named for what it holds: `COMMANDS = {`, `urlpatterns = [`, Go's
+  `var Settings = map[string]CommandFunc{`, an `enum Cmd {` (clap's subcommands, a TS enum), or a file
+  named for them that returns one (`bootstrap/providers.php`: `return [`);
+- an entry point in `pyproject.toml`, `setup.py`, `setup.cfg` or `package.json`, read as text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+VERBS = r"(?:add_url_rule|add_api_route|add_route|add_api_websocket_route|include_router|register_blueprint|" \
+        r"add_command|add_typer|add_parser|add_subparsers|register\w*|add_tool|add_middleware|add_argument|" \
+        r"add_option|add_plugin|add_\w+_env|HandleFunc|Handle|AddCommand|RegisterMethod|mount|command)"
+HTTP = r"(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group|Get|Post|" \
+       r"Put|Patch|Delete|Route|Mount|Method|MethodFunc|Use|With)"
+# Ruby's class-level DSL (Rails' routes and controller filters): a verb, a space, then a symbol or a path.
+RUBY = r"(?:resources|resource|namespace|scope|get|post|put|patch|delete|match|root|devise_for|before_action|" \
+       r"after_action|around_action|prepend_before_action)"
+_SEP = r"(?:\.|::|->)"  # a method call, a static (PHP) or path (Rust) call, PHP's object call
+# A literal table named for what it holds: COMMANDS = {...}, urlpatterns = [...], const routes = [...],
+# Go's `var X = map[K]V{` / `X := []T{`, and an enum's variants.
+# (a space before `=`: JSX's `style={` is an attribute)
+_NAMED_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<verb>[A-Za-z_]\w*)(?::[^=]+)?\s:?=\s*"
+                          r"(?:map\[[^\]]+\][\w.*\[\]]+\s*|\[\][\w.*]+\s*)?[\[{(]\s*$")
+_ENUM = re.compile(r"^\s*(?:pub(?:\([\w:]+\))?\s+|export\s+)?(?:const\s+)?enum\s+(?P<verb>[A-Za-z_]\w*)\b[^{;]*\{\s*$")
+# A class named for what its attributes are (`class Settings(BaseSettings):`), read where settings are asked.
+_CLASS = re.compile(r"^\s*class\s+(?P<verb>[A-Za-z_]\w*)\s*[(:]")
+# A file named for what it holds and returning it: PHP's `return [`, `module.exports = [`, `export default {`.
+_RETURNED_TABLE = re.compile(r"^(?:return|module\.exports\s*=|export\s+default)\s*[\[{]\s*$")
+# One ripgrep pattern for every kind of registration line (Rust regex syntax); classify reads them. ASCII
+# classes (`(?-u)`): Unicode's `\w` and `\b` made ripgrep a hundred times slower, past its time limit under load.
+PATTERN = "(?-u)" + "|".join([
+    r"^\s*@\s*[A-Za-z_][\w.]*",  # a decorator
+    rf"{_SEP}{VERBS}\s*\(",  # a registration call
+    rf"{_SEP}{HTTP}\s*\(",  # a route's method, or middleware's use: classify asks for a route where it must
+    rf"^\s*{VERBS}\s*\(",  # a registration verb called bare: an alias of the registrar's method
+    rf"^\s*{RUBY}\s+[:\"'/]",  # Ruby's DSL
+    r"\b(?:register|registry|registrar)\w*\.\w+\s*\(",  # a call on a registry: register.add_run_env(...)
+    r"\b(?:Route|Mount|WebSocketRoute|path|re_path|url|APIRoute)\(\s*r?[\"'/]",  # a route table's entry
+    r"\b[A-Z][A-Za-z]*\(\s*r?[\"']",  # a table's entry made by name: Tool("search", ...), Command("x", ...)
+    _NAMED_TABLE.pattern.replace("(?P<verb>", "(?:"),  # a literal table
+    _ENUM.pattern.replace("(?P<verb>", "(?:"),  # an enum
+    _RETURNED_TABLE.pattern,  # a file that returns its table
+    _CLASS.pattern.replace("(?P<verb>", "(?:"),  # a class: a settings class's attributes are its settings
+    r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
+    r"[\"'][\w.-]+\s*=\s*[\w.]+:[\w.]+[\"']",  # an entry point in setup.py / setup.cfg
+    r"^\s*[\w.-]+\s*=\s*[\w.]+:[\w.]+\s*$",  # an entry point in setup.cfg's [options.entry_points]
+])
+_DECORATOR = re.compile(r"^\s*@\s*(?:[A-Za-z_][\w.]*\.)?(?P<verb>[A-Za-z_]\w*)\s*(?P<call>\()?")
+_CALL = re.compile(rf"{_SEP}(?P<verb>{VERBS}|{HTTP})\s*\(")
+_BARE = re.compile(rf"^\s*(?P<verb>{VERBS})\s*\(")
+_RUBY = re.compile(rf"^\s*(?P<verb>{RUBY})\s+[:\"'/]")
+_REGISTRY = re.compile(r"\b(?:register|registry|registrar)\w*\.(?P<verb>\w+)\s*\(")
+_TABLE = re.compile(r"\b(?P<verb>Route|Mount|WebSocketRoute|path|re_path|url|APIRoute|[A-Z][A-Za-z]*)\(\s*r?[\"'/]")
+# Verbs that register a route only with a route as their first argument: `app.use("/x", ...)`, not
+# `dict.get(key)` nor a screen's `mount(widget)`; middleware's `use` takes none.
+_ROUTED = {"get", "post", "put", "patch", "delete", "head", "options", "all", "use", "route", "mount", "handle",
+           "handlefunc", "group", "any", "GET", "POST", "PUT", "PATCH", "DELETE", "Any", "Group", "HandleFunc",
+           "Handle", "Get", "Post", "Put", "Patch", "Delete", "Route", "Mount", "Method", "MethodFunc", "With", "Use"}
+_ROUTE_ARG = re.compile(r"\(\s*r?[\"'`]/")
+_STRING_ARG = re.compile(r"\(\s*r?[\"'`]")
+# `.use(articlesController)`: a router handed over by name mounts its routes (`.use(cors())` is middleware).
+_ROUTER_ARG = re.compile(r"\(\s*[A-Za-z_$][\w$.]*\s*\)")
+_ENTRY = re.compile(r"[\w.]+:[\w.]+[\"']")
+ENTRY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "package.json")
+
+
+def classify(path: str, text: str, kind: str | None = None, following: str = "") -> str | None:
+    """How a line registers: its verb (`get`, `add_command`, `entry point`, a table's name), or None (a
+    comment, a docstring's example in backticks, a `get` with no route where an endpoint is asked for).
+    `following`: the next line, where a call's arguments start there (`router.get(\\n  '/profiles',`)."""
+    if text.lstrip().startswith(("#", "//", "*", "/*", "- ", ">")) or "`" in text:
+        return None
+    name = Path(path).name
+    if name in ENTRY_FILES:
+        return "entry point" if _ENTRY.search(text) or re.search(r"=\s*[\w.]+:[\w.]+\s*$", text) else None
+    match = _DECORATOR.match(text)
+    if match:
+        return match.group("verb")
+    match = _CALL.search(text)
+    if match:
+        verb = match.group("verb")
+        args = text[match.end() - 1:] + (following.strip() if text.rstrip().endswith("(") else "")
+        if verb not in _ROUTED or kind == "middleware" and verb.lower() == "use" or _routed(verb, args, kind):
+            return verb
+    match = _BARE.match(text) or (_RUBY.match(text) if name.endswith(".rb") else None) or \
+        (_CLASS.match(text) if kind == "setting" else None)
+    if match:
+        return match.group("verb")
+    return _table(name, text)
+
+
+def _routed(verb: str, args: str, kind: str | None) -> bool:
+    """Whether a route's method names its route: "/items" (any string after Go's and chi's GET and Get),
+    or, asked for routes or a group of them, a router handed over by name (`.use(articlesController)`)."""
+    if (_ROUTE_ARG if verb.islower() else _STRING_ARG).match(args):
+        return True
+    return kind in ("endpoint", "group") and verb.lower() == "use" and _ROUTER_ARG.match(args) is not None
+
+
+def _table(name: str, text: str) -> str | None:
+    """A table's verb: a registry's call, a literal table's or an enum's name, the name of a file that
+    returns its table, or the name an entry is made by."""
+    match = _REGISTRY.search(text)
+    if match:
+        return "register"
+    match = _NAMED_TABLE.match(text) or _ENUM.match(text)
+    if match:
+        return match.group("verb")
+    if _RETURNED_TABLE.match(text):
+        return name.split(".")[0]
+    match = _TABLE.search(text)
+    return match.group("verb") if match else None
+
+
+def is_table(text: str) -> bool:
+    """Whether the line opens a literal table (named, an enum, or a file's returned one) rather than a call."""
+    return bool(_NAMED_TABLE.match(text) or _ENUM.match(text) or _RETURNED_TABLE.match(text) or _CLASS.match(text))
+
+
+def weight(text: str, verb: str) -> float:
+    """A registration's weight: a table entry made by a class's name (`Command("x", ...)`) may be any
+    record of that name, so it counts half of a decorator or a registration call."""
+    return 0.5 if verb[:1].isupper() and not text.lstrip().startswith("@") and "." + verb not in text else 1.0
+
+
+def shown_verb(text: str, verb: str) -> str:
+    """The registration as a reader knows it: `@app.get`, `.add_command`, `Route`, `entry point`."""
+    match = re.match(r"^\s*(@\s*[A-Za-z_][\w.]*)", text)
+    if match:
+        return match.group(1).replace(" ", "")
+    if verb == "entry point":
+        return verb
+    if re.match(rf"^\s*{re.escape(verb)}\b", text):  # bare: an alias, Ruby's DSL, a table's name
+        return verb
+    return f"{verb}(…)" if verb[:1].isupper() and "." + verb not in text or verb in ("path", "re_path", "url") \
+        else f".{verb}"

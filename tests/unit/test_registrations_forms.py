@@ -1,0 +1,170 @@
+"""'Where do I add X?' over the forms of registration beyond decorators and dotted calls
+(answer/registration_lines.py): PHP facades, a route on the line after its call, a router mounted by
+name, a registrar's bound alias, Ruby's DSL, Go maps, enums, a file that returns its table, a settings
+class; and how the question picks among them (the ones it names, a sub-thing, the project's own name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeasst.answer import registration_lines as lines
+from codeasst.answer import registrations as reg
+
+
+def _find(tmp_path: Path, files: dict[str, str], question: str) -> reg.Registrations:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return reg.find(tmp_path, sorted(files), question)
+
+
+def _first(found: reg.Registrations) -> tuple[str, int, int]:
+    return found.places()[0]
+
+
+HELPERS = "def helper(items):\n    return items.get('x')\n"
+
+
+@pytest.mark.parametrize(("text", "kind", "verb"), [
+    ("Route::get('/', function () {", "endpoint", "get"),  # PHP's facade
+    ("$router->post('/users', [UserController::class, 'store']);", "endpoint", "post"),
+    ("Artisan::command('inspire', function () {", "command", "command"),
+    ("  .use(tagsController)", "group", "use"),  # a router mounted by name
+    ("app.use(cors())", "group", None),  # middleware, not a router
+    ("    add_option(", "option", "add_option"),  # the registrar's bound alias
+    ("var Settings = map[string]CommandFunc{", None, "Settings"),  # Go's map literal
+    ("pub enum Cmd {", "command", "Cmd"),  # clap's subcommands
+    ("return [", None, "providers"),  # bootstrap/providers.php
+    ("    style={", None, None),  # JSX's attribute is no table
+])
+def test_a_line_registers_by_its_form(text, kind, verb):
+    path = "bootstrap/providers.php" if text == "return [" else "app/main.x"
+    assert lines.classify(path, text, kind) == verb
+
+
+def test_ruby_routes_and_filters(tmp_path):
+    routes = ("Rails.application.routes.draw do\n  scope :api do\n    resources :articles do\n"
+              "      get :feed, on: :collection\n    end\n    resources :tags, only: [:index]\n  end\nend\n")
+    controller = ("class ApplicationController < ActionController::Base\n  before_action :underscore_params!\n"
+                  "  before_action :authenticate_user\n\n  def authenticate_user\n  end\nend\n")
+    files = {"config/routes.rb": routes, "app/controllers/application_controller.rb": controller,
+             "app/helpers.py": HELPERS}
+    assert _first(_find(tmp_path, files, "Where do I add a new API endpoint?"))[:2] == ("config/routes.rb", 2)
+    found = _find(tmp_path, files, "Where do I add a filter that runs before every controller action?")
+    assert _first(found) == ("app/controllers/application_controller.rb", 2, 3)
+
+
+def test_a_route_whose_path_is_on_the_next_line(tmp_path):
+    controller = ("const router = Router();\n\nrouter.get(\n  '/profiles/:username',\n  auth.optional,\n"
+                  "  handler,\n);\n\nrouter.post(\n  '/profiles/:username/follow',\n  handler,\n);\n")
+    other = "router.get('/tags', handler);\n"
+    found = _find(tmp_path, {"src/profile/profile.controller.ts": controller, "src/tag/tag.controller.ts": other},
+                  "Where do I add a new profiles endpoint?")
+    assert _first(found)[0] == "src/profile/profile.controller.ts" and found.sites[0].count == 2
+
+
+def test_a_new_controllers_routes_are_mounted_where_the_routers_are(tmp_path):
+    routes = ("const api = Router()\n  .use(tagsController)\n  .use(articlesController)\n"
+              "  .use(authController);\n\nexport default Router().use('/api', api);\n")
+    articles = "".join(f"router.get('/articles/{i}', handler);\n" for i in range(6))
+    found = _find(tmp_path, {"src/routes/routes.ts": routes, "src/routes/article.controller.ts": articles},
+                  "Where do I register a new controller's routes, for example a notifications controller?")
+    assert reg.kind_of(found.thing, "Where do I register a new controller's routes?") == "group"
+    assert _first(found)[0] == "src/routes/routes.ts"
+
+
+def test_options_registered_through_an_alias(tmp_path):
+    options = ("def register_default_options(manager):\n    add_option = manager.add_option\n\n"
+               + "".join(f"    add_option(\n        '--opt{i}',\n        help='x',\n    )\n\n" for i in range(4)))
+    found = _find(tmp_path, {"src/tool/main/options.py": options, "src/tool/__init__.py": "",
+                             "src/tool/plugins/x.py": "def x(parser):\n    parser.add_argument('--x')\n"},
+                  "Where should a new tool command-line option be defined?")
+    assert _first(found)[0] == "src/tool/main/options.py" and found.sites[0].count == 4
+
+
+def test_tables_the_question_names_lead(tmp_path):
+    keys = "".join(f"\t\"Key{i}\": ExecuteKey({i}),\n" for i in range(6))  # more than main.go registers
+    go = ("package main\n\nvar CommandFuncs = map[string]CommandFunc{\n\t\"Type\": ExecuteType,\n"
+          "\t\"Screenshot\": ExecuteScreenshot,\n\t\"Copy\": ExecuteCopy,\n" + keys + "}\n\n"
+          "var Settings = map[string]CommandFunc{\n\t\"FontSize\": ExecuteSetFontSize,\n"
+          "\t\"TypingSpeed\": ExecuteSetTypingSpeed,\n}\n")
+    main = ("package main\n\nfunc init() {\n\trootCmd.AddCommand(\n\t\trecordCmd,\n\t\tnewCmd,\n\t\tserveCmd,\n\t)\n}\n")
+    files = {"command.go": go, "main.go": main}
+    # a subcommand is a command: AddCommand names it, and says more than a table of nine named for commands
+    assert _first(_find(tmp_path, files, "Where do I add a new vhs subcommand?"))[0] == "main.go"
+    assert _first(_find(tmp_path, files, "Where do I add a new tape command, like Screenshot or Copy?")) \
+        == ("command.go", 3, 13)  # the table that lists the ones it names
+    found = _find(tmp_path, files, "How do I register a new Set setting for tapes, like TypingSpeed?")
+    assert _first(found)[:2] == ("command.go", 15)
+
+
+def test_enums_of_subcommands_and_of_what_a_command_takes(tmp_path):
+    rust = ("#[derive(Debug, Parser)]\npub enum Cmd {\n    Add(Add),\n    Query(Query),\n    Remove(Remove),\n}\n\n"
+            "#[derive(ValueEnum, Clone, Debug)]\npub enum InitShell {\n    Bash,\n    Fish,\n    Zsh,\n}\n")
+    files = {"src/cmd/cmd.rs": rust, "src/util.rs": "fn f() {}\n"}
+    assert _first(_find(tmp_path, files, "Where do I add a new zoxide subcommand?")) == ("src/cmd/cmd.rs", 2, 6)
+    found = _find(tmp_path, files, "Where do I add support for a new shell to `zoxide init`?")
+    assert found.thing == "shell" and _first(found)[:2] == ("src/cmd/cmd.rs", 9)
+
+
+def test_a_file_named_for_its_table_and_a_settings_class(tmp_path):
+    files = {"bootstrap/providers.php": "<?php\n\nreturn [\n    App\\Providers\\AppServiceProvider::class,\n];\n",
+             "config/app.php": "<?php\n\nreturn [\n    'name' => env('APP_NAME', 'Laravel'),\n];\n"}
+    assert _first(_find(tmp_path, files, "Where do I register a new service provider?"))[0] == "bootstrap/providers.php"
+    config = ('from pydantic_settings import BaseSettings\n\n\nclass Settings(BaseSettings):\n    """The app."""\n\n'
+              '    DOMAIN: str = "localhost"\n    SECRET_KEY: str = "x"\n\n    def url(self) -> str:\n'
+              '        return self.DOMAIN\n\n\nsettings = Settings()\n')
+    found = _find(tmp_path / "api", {"backend/app/core/config.py": config, "backend/pyproject.toml":
+                                     '[project.scripts]\napp = "app.main:run"\n'},
+                  "Where is a new backend setting (an environment variable) configured?")
+    assert reg.kind_of(found.thing, "Where is a new backend setting configured?") == "setting"
+    assert _first(found) == ("backend/app/core/config.py", 4, 8) and found.sites[0].count == 2
+
+
+def test_a_value_in_parentheses_is_no_table_and_the_projects_name_no_place(tmp_path):
+    formatter = ('class Default:\n    error_format = (\n        "%(path)s:%(row)d"\n        " %(code)s"\n'
+                 '        " %(col)s"\n        " %(text)s"\n    )\n')  # four lines of one string, no table
+    setup = ("[options.entry_points]\nflake8.report =\n    default = flake8.formatting.default:Default\n"
+             "    pylint = flake8.formatting.default:Pylint\n")
+    found = _find(tmp_path, {"src/flake8/formatting/default.py": formatter, "src/flake8/__init__.py": "",
+                             "setup.cfg": setup}, "Where do I register a new built-in report formatter for flake8?")
+    assert _first(found)[0] == "setup.cfg"  # not src/flake8/ for the word flake8, nor error_format's parentheses
+
+
+def test_a_thing_of_no_kind_in_a_table_of_the_file_the_question_names(tmp_path):
+    sidebar = ("const baseItems: Item[] = [\n  { icon: Home, title: 'Dashboard', path: '/' },\n"
+               "  { icon: Briefcase, title: 'Items', path: '/items' },\n]\n")
+    footer = "const socialLinks = [\n" + "".join(f"  {{ icon: I{i}, href: 'x{i}' }},\n" for i in range(8)) + "]\n"
+    found = _find(tmp_path, {"frontend/src/Sidebar/AppSidebar.tsx": sidebar, "frontend/src/Common/Footer.tsx": footer,
+                             "tests/test_jobs.py": "LINKS = {\n    'a': 1,\n    'b': 2,\n}\n"},
+                  "Where do I add a link to a new page in the frontend's sidebar?")
+    assert _first(found)[0] == "frontend/src/Sidebar/AppSidebar.tsx"  # in the folders it names most of
+
+
+def test_a_thing_named_in_the_singular_is_listed_in_the_plural(tmp_path):
+    settings = "INSTALLED_APPS = [\n    'django.contrib.admin',\n    'conduit.apps.articles',\n]\n"
+    found = _find(tmp_path, {"conduit/settings.py": settings, "conduit/wsgi.py": HELPERS},
+                  "Where do I register a new Django app, say conduit.apps.notifications?")
+    assert _first(found) == ("conduit/settings.py", 1, 4)
+
+
+def test_a_custom_method_is_registered_by_the_verb_that_names_it(tmp_path):
+    example = 'func init() {\n\tchi.RegisterMethod("LINK")\n\tchi.RegisterMethod("WOOHOO")\n}\n'
+    profiler = "".join(f'\tr.HandleFunc("/pprof/{i}", h)\n' for i in range(8))
+    found = _find(tmp_path, {"_examples/custom-method/main.go": example, "middleware/profiler.go": profiler},
+                  "How do I register a custom HTTP method such as PURGE with chi?")
+    assert _first(found)[0] == "_examples/custom-method/main.go"  # "method" is a stop word elsewhere, not here
+
+
+def test_a_tests_table_is_its_data_not_a_place(tmp_path):
+    found = _find(tmp_path, {"tests/unit/test_flow.py": "JOBS = {\n    'a': 1,\n    'b': 2,\n}\n",
+                             "app/main.py": HELPERS}, "Where do I add a new cron job?")
+    assert not found.sites and found.render().startswith("No place in this repository registers cron jobs")
+
+
+def test_a_file_whose_only_candidate_is_no_table_is_no_site(tmp_path):
+    found = _find(tmp_path, {"app/format.py": 'error_format = (\n    "%(path)s"\n    " %(text)s"\n)\n'},
+                  "Where do I add a new formatter?")
+    assert not found.sites and found.render().startswith("No place in this repository registers formatters")
