@@ -20,6 +20,11 @@ Captures a query file may use:
   or namespace a file declares.
 - `@variable` with `@type`: a variable, parameter or field whose type the code declares; a call on it
   is its type's (`Parser p; p.peek()`).
+- `@variable` with `@constructor`: a variable or field whose type is not written but whose initializer
+  constructs one (`val x = Foo(..)`, `var x = new Foo()`, `let x = Foo { .. }`), `@constructor` on the
+  type's name; a call on it is that type's, as with `@type`. The query says which initializers
+  construct for certain (a `new`, a struct literal; a bare call only of a capitalized name where the
+  language constructs with one, a `#match?` on the name).
 
 What a name means is resolved only as far as the code says (codeasst.index.tags_names): the
 enclosing definitions, the file's definitions, its imports or includes, a receiver whose type is
@@ -160,11 +165,16 @@ class _Engine:
                                     self.names.enclosing(captures["import"][0].start_byte))
             elif "include" in captures:
                 self.names.included(_text(self.src, captures["include"][0]), self._line(captures["include"][0]))
+        constructed: list[tuple[int, str, str]] = []
         for captures in rest:
-            if "variable" in captures and "type" in captures:
+            if "variable" in captures and ("type" in captures or "constructor" in captures):
                 var = captures["variable"][0]
-                self.names.typed(self.names.enclosing(var.start_byte), _text(self.src, var),
-                                 _text(self.src, captures["type"][0]))
+                src = self.names.enclosing(var.start_byte)
+                if "type" in captures:
+                    self.names.typed(src, _text(self.src, var), _text(self.src, captures["type"][0]))
+                else:
+                    constructed.append((src, _text(self.src, var), _text(self.src, captures["constructor"][0])))
+        self.names.constructed(constructed)  # after the declared types, which win
         for captures in rest:
             self._edge(captures)
         self.graph.member_types = self.names.member_types()

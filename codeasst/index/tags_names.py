@@ -7,8 +7,9 @@ by name (`use`, `import`, `using`). Beyond the file, only what the language make
 package or namespace for a type's name, then the modules the file imports whole (`*MOD;MOD|NAME`:
 the first that defines it), a base class of the enclosing class (`^C.m`), the files a C or C++ file
 `#include`s (`&STEMS|NAME`); these are resolved when the graph is read (codeasst.index.graphdb). A receiver is
-typed only where the code declares its type (`Parser p`, `p: Parser`, a field). Anything else has
-no target: the graph counts it as unresolved.
+typed only where the code declares its type (`Parser p`, `p: Parser`, a field) or its initializer
+constructs one (`val p = Parser()`, `var p = new Parser()`). Anything else has no target: the graph
+counts it as unresolved.
 
 How qualified names start, by the language's `graph_scope`: `file`, at the file's module
 (`src/geo/shape.cpp` -> `geo.shape`); `package`, at the package or namespace the file declares
@@ -217,6 +218,22 @@ class Names:
         target = self.type_target(parts, src)
         if target:
             self.var_types.setdefault((src, var), target)
+
+    def constructed(self, items: list[tuple[int, str, str]]) -> None:
+        """(definition, variable, the type's name) for each variable whose initializer constructs a type
+        (`val x = Foo(..)`, `var x = new Foo()`): x is a Foo in that scope, unless its type is declared
+        there, the name is a function of the file and no class, or another initializer in the same
+        scope constructs another type (a name reused in two blocks of one function): then it is unknown."""
+        found: dict[tuple[int, str], str | None] = {}
+        for src, var, type_text in items:
+            if (src, var) in self.var_types:
+                continue
+            parts = chain(type_text)
+            target = self.type_target(parts, src) if parts else None
+            if target in self._qnames and target not in self._class_index:
+                target = None  # `val x = Helper()` of the file's own function Helper: no type for certain
+            found[(src, var)] = target if found.get((src, var), target) == target else None
+        self.var_types.update((key, target) for key, target in found.items() if target)
 
     def member_types(self) -> list[tuple[str, str, str]]:
         """(class, field, type) for each field the file's classes declare with a type: a call through
