@@ -60,6 +60,9 @@ _BODY_FIELDS = ("body",)
 _BODY_TYPES = ("block", "body", "declaration_list", "field_declaration_list", "compound_statement",
                "class_body", "interface_body", "enum_body", "constructor_body", "enum_variant_list", "function_body",
                "body_statement", "enum_class_body")
+_EDGE_KEYS = frozenset({"reference.call", "reference.class", "reference.inherit", "reference.implementation"})
+_COMMENT_START = re.compile(r"^(?:/\*+!?|///?!?|\*+(?!/)|#+|--+\[*=*\[*|-{2,})")
+_COMMENT_END = re.compile(r"\*+/$|\]=*\]$")
 _XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _COMMENT_LINE = re.compile(r"^(?://|/\*|\*|#|--)")
 # A comment line in a definition's head; not a C preprocessor line (`#define`) or a Rust attribute.
@@ -143,13 +146,23 @@ class _Engine:
     def run(self, matches: list[tuple[int, dict[str, list[Any]]]]) -> FileGraph:
         found: list[_Found] = []
         impls: list[tuple[Any, Any]] = []
-        rest: list[dict[str, list[Any]]] = []
-        for _, captures in matches:
-            kind = next((k for k in captures if k.startswith("definition.")), None)
+        uses: list[dict[str, list[Any]]] = []  # imports and includes
+        variables: list[dict[str, list[Any]]] = []
+        edges: list[dict[str, list[Any]]] = []  # calls, constructions, base classes, in the query's order
+        def_keys: dict[int, str | None] = {}  # a pattern's `@definition.KIND`: the capture on its root
+        for pattern, captures in matches:
+            kind = def_keys.get(pattern, "")
+            if kind == "" or (kind is not None and kind not in captures):
+                kind = def_keys[pattern] = next((k for k in captures if k.startswith("definition.")), None)
             if kind is None:
-                rest.append(captures)
                 if "package" in captures:
                     self.names.package(_text(self.src, captures["package"][0]))
+                if "import" in captures or "include" in captures:
+                    uses.append(captures)
+                if "variable" in captures and ("type" in captures or "constructor" in captures):
+                    variables.append(captures)
+                if not _EDGE_KEYS.isdisjoint(captures):
+                    edges.append(captures)
             elif kind == "definition.impl":
                 impls.append((captures[kind][0], captures.get("name", [None])[0]))
             elif "name" in captures:
@@ -159,23 +172,22 @@ class _Engine:
                                         captures.get("doc", [])))
         self._defs(found, impls)
         self.names.ready(self.starts, self.nodes)
-        for captures in rest:
+        for captures in uses:
             if "import" in captures:
                 self.names.imported(_text(self.src, captures["import"][0]), self._line(captures["import"][0]),
                                     self.names.enclosing(captures["import"][0].start_byte))
-            elif "include" in captures:
+            else:
                 self.names.included(_text(self.src, captures["include"][0]), self._line(captures["include"][0]))
         constructed: list[tuple[int, str, str]] = []
-        for captures in rest:
-            if "variable" in captures and ("type" in captures or "constructor" in captures):
-                var = captures["variable"][0]
-                src = self.names.enclosing(var.start_byte)
-                if "type" in captures:
-                    self.names.typed(src, _text(self.src, var), _text(self.src, captures["type"][0]))
-                else:
-                    constructed.append((src, _text(self.src, var), _text(self.src, captures["constructor"][0])))
+        for captures in variables:
+            var = captures["variable"][0]
+            src = self.names.enclosing(var.start_byte)
+            if "type" in captures:
+                self.names.typed(src, _text(self.src, var), _text(self.src, captures["type"][0]))
+            else:
+                constructed.append((src, _text(self.src, var), _text(self.src, captures["constructor"][0])))
         self.names.constructed(constructed)  # after the declared types, which win
-        for captures in rest:
+        for captures in edges:
             self._edge(captures)
         self.graph.member_types = self.names.member_types()
         return self.graph
@@ -285,24 +297,10 @@ class _Engine:
     # --- edges ---
 
     def _edge(self, captures: dict[str, list[Any]]) -> None:
-        call = next((k for k in ("reference.call", "reference.class") if k in captures), None)
+        call = "reference.call" if "reference.call" in captures else (
+            "reference.class" if "reference.class" in captures else None)
         if call is not None and "name" in captures:
-            name_node = captures["name"][0]
-            receiver = captures.get("receiver", [None])[0]
-            src = self.names.enclosing(name_node.start_byte)
-            written = _text(self.src, name_node)
-            parts = chain(_text(self.src, receiver)) if receiver is not None else []
-            if receiver is not None and not parts:
-                parts = [""]  # a call's result, an index: the receiver's type is unknown
-            parts += chain(written) or ["", _last_word(written)]
-            if not parts[-1]:
-                return
-            qualified = "::" in written or (receiver is not None and "::" in _text(self.src, receiver))
-            if call == "reference.class":  # `new Foo()`, `Foo { .. }`: a type's name
-                target = self.names.type_target(parts, src, qualified=True) if parts[0] else None
-            else:
-                target = self.names.call_target(parts, src, qualified)
-            self.graph.edges.append(Edge(src, "call", parts[-1], target, name_node.end_point[0] + 1))
+            self._call(call, captures["name"][0], captures["receiver"][0] if "receiver" in captures else None)
             return
         for key in ("reference.inherit", "reference.implementation"):
             if key in captures:
@@ -313,6 +311,25 @@ class _Engine:
                     target = self.names.type_target(parts, src)
                     self.graph.edges.append(Edge(src, "inherit", parts[-1], target, self._line(node)))
 
+    def _call(self, call: str, name_node: Any, receiver: Any) -> None:
+        """A call (or a construction, `reference.class`) of what `name_node` names, on `receiver` if any."""
+        src = self.names.enclosing(name_node.start_byte)
+        written = _text(self.src, name_node)
+        if receiver is not None:
+            receiver_text = _text(self.src, receiver)
+            parts = chain(receiver_text) or [""]  # [""]: a call's result, an index: the receiver's type is unknown
+            qualified = "::" in written or "::" in receiver_text
+        else:
+            parts, qualified = [], "::" in written
+        parts += chain(written) or ["", _last_word(written)]
+        if not parts[-1]:
+            return
+        if call == "reference.class":  # `new Foo()`, `Foo { .. }`: a type's name
+            target = self.names.type_target(parts, src, qualified=True) if parts[0] else None
+        else:
+            target = self.names.call_target(parts, src, qualified)
+        self.graph.edges.append(Edge(src, "call", parts[-1], target, name_node.end_point[0] + 1))
+
 
 def _last_word(text: str) -> str:
     found = re.findall(r"[A-Za-z_]\w*", strip_generics(text))
@@ -322,8 +339,7 @@ def _last_word(text: str) -> str:
 def _clean_comment(text: str) -> str:
     lines = []
     for line in text.splitlines():
-        line = line.strip()
-        line = re.sub(r"^(?:/\*+!?|///?!?|\*+(?!/)|#+|--+\[*=*\[*|-{2,})", "", line)
-        line = re.sub(r"\*+/$|\]=*\]$", "", line).strip()
+        line = _COMMENT_START.sub("", line.strip())
+        line = _COMMENT_END.sub("", line).strip()
         lines.append(line)
     return " ".join(_XML_TAG.sub(" ", " ".join(lines)).split())
