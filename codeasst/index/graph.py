@@ -26,7 +26,7 @@ import re
 import tomllib
 from functools import cache
 
-from codeasst.index import chunker, graph_hand, tags
+from codeasst.index import chunker, grammars, graph_hand, tags
 from codeasst.index.graphmodel import Def, Edge, FileGraph, first_sentence
 
 __all__ = [
@@ -62,7 +62,7 @@ def graph_version() -> str:
 @cache
 def graph_languages() -> frozenset[str]:
     """The grammars the graph reads: those whose table in languages.toml says `graph = true`."""
-    table = tomllib.loads(chunker._table_bytes().decode("utf-8"))
+    table = tomllib.loads(grammars.table_bytes().decode("utf-8"))
     return frozenset(t.get("grammar", name) for name, t in table.items() if t.get("graph") is True)
 
 

@@ -25,7 +25,7 @@ import posixpath
 import re
 from typing import Any
 
-from codeasst.index import chunker
+from codeasst.index import grammars
 from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.graphmodel import Edge, FileGraph
 
@@ -130,8 +130,8 @@ def crate_top(path: str) -> str:
     main.rs right in `src/`) the crate's root, `""` for a crate at the repository's top."""
     parts = path.replace("\\", "/").split("/")
     if "src" not in parts or parts[-1] not in ("lib.rs", "main.rs") or parts[-2] != "src":
-        return chunker.module_name(path)
-    return chunker.module_name("/".join([*parts[:-1], "x.rs"])).rpartition(".")[0]
+        return grammars.module_name(path)
+    return grammars.module_name("/".join([*parts[:-1], "x.rs"])).rpartition(".")[0]
 
 
 class Names:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from codeasst.index import chunker, graph, outline, tags
+from codeasst.index import chunker, grammars, graph, outline, tags
 from codeasst.index.graph import extract
 from tests.unit.test_graph import build
 
@@ -433,11 +433,11 @@ def test_a_language_added_with_only_a_query_file_and_a_table(tmp_path, monkeypat
         "(function_call name: (_) @name) @reference.call\n")
     for name in CASES:  # the shipped languages stay readable
         (queries / f"{name}.scm").write_text(tags._queries_dir().joinpath(f"{name}.scm").read_text())
-    table = chunker._table_bytes() + b'\n[lua]\nextensions = [".lua"]\nfunction_types = ["function_declaration"]\n' \
+    table = grammars.table_bytes() + b'\n[lua]\nextensions = [".lua"]\nfunction_types = ["function_declaration"]\n' \
                                       b'leading_types = ["comment"]\ngraph = true\n' \
                                       b'[lua.outline]\nreturn = ["return_statement"]\nbranch = ["if_statement"]\n'
     assert "lua" in tomllib.loads(table.decode())
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table)
+    monkeypatch.setattr(grammars, "table_bytes", lambda: table)
     monkeypatch.setattr(tags, "_queries_dir", lambda: queries)
     caches = (chunker._table, graph.graph_languages, tags.settings, tags.query, outline.kinds_of)
     for cached in caches:
