@@ -18,20 +18,19 @@ import bisect
 import hashlib
 import json
 import re
-import threading
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib.resources import files
 from typing import Any
 
-from codeasst.index import attributes
+from codeasst.index import attributes, grammars, tags
+from codeasst.index.grammars import module_name
 from codeasst.index.structured import Lines, data_spans, markdown_spans, pack, sql_spans, windows
 from codeasst.index.structured import node_rows as _rows
 
 # Bump whenever a change here or in structured.py changes the chunks produced. 2: a collapsed class's
-# attributes as extra_words.
-ALGORITHM_VERSION = "2"
+# attributes as extra_words. 3: also in the languages the graph reads through a query file.
+ALGORITHM_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -65,15 +64,11 @@ class _Lang:
     default_names: dict[str, str]
 
 
-def _table_bytes() -> bytes:
-    return files("codeasst.index").joinpath("languages.toml").read_bytes()
-
-
 @cache
 def _table() -> tuple[dict[str, _Lang], dict[str, str], dict[str, str]]:
     """(languages by name, language by extension, language by file name)."""
     langs, by_ext, by_file = {}, {}, {}
-    for name, t in tomllib.loads(_table_bytes().decode("utf-8")).items():
+    for name, t in tomllib.loads(grammars.table_bytes().decode("utf-8")).items():
         sets = {k: frozenset(t.get(k, ())) for k in _Lang.__dataclass_fields__ if k.endswith("_types")}
         langs[name] = _Lang(
             format=t.get("format", "code"),
@@ -106,21 +101,6 @@ def grammar_for(path: str) -> str | None:
     return spec.grammar if spec.format == "code" else None
 
 
-def module_name(path: str) -> str:
-    """``src/pkg/server.py`` -> ``pkg.server``; ``pkg/__init__.py`` -> ``pkg``."""
-    parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
-    if not parts:
-        return "<anonymous>"
-    dot = parts[-1].rfind(".")
-    if dot > 0:
-        parts[-1] = parts[-1][:dot]
-    if len(parts) > 1 and parts[0] == "src":
-        parts = parts[1:]
-    if len(parts) > 1 and parts[-1] in ("__init__", "index", "mod"):
-        parts.pop()
-    return ".".join(parts)
-
-
 def _fingerprint(table: bytes, grammars: str = "") -> str:
     digest = hashlib.sha256(f"{ALGORITHM_VERSION}\0{grammars}\0".encode() + table)
     return digest.hexdigest()[:16]
@@ -139,7 +119,7 @@ def chunker_fingerprint() -> str:
 def _chunking_table() -> bytes:
     """The part of languages.toml that makes chunks: not the code graph's keys or the outline's table,
     which change no chunk (a change there must not rebuild everyone's index)."""
-    tables = tomllib.loads(_table_bytes().decode("utf-8"))
+    tables = tomllib.loads(grammars.table_bytes().decode("utf-8"))
     kept = {name: {k: v for k, v in t.items() if k != "outline" and not k.startswith("graph")}
             for name, t in tables.items()}
     return json.dumps(kept, sort_keys=True).encode("utf-8")
@@ -180,21 +160,6 @@ def definition_name(grammar: str, node: Any) -> str | None:
     return _own_name(lang, node) if lang is not None else None
 
 
-_PARSERS: dict[str, Any] = {}
-# One parser per grammar is shared, and a tree-sitter parser is not re-entrant.
-_PARSE_LOCK = threading.Lock()
-
-
-def _parse(grammar: str, src: bytes) -> Any:
-    with _PARSE_LOCK:
-        parser = _PARSERS.get(grammar)
-        if parser is None:
-            from tree_sitter_language_pack import get_parser
-
-            parser = _PARSERS[grammar] = get_parser(grammar)
-        return parser.parse(src)
-
-
 @dataclass
 class _Def:
     inner: Any  # the definition node (inside any wrappers)
@@ -208,11 +173,13 @@ _Piece = tuple[int, int, str, str, str | None, str]  # start, end, kind, name, t
 
 
 class _CodeChunker:
-    def __init__(self, lang: _Lang, src: bytes, lines: Lines, module: str, max_chars: int, overlap: int):
+    def __init__(self, lang: _Lang, src: bytes, lines: Lines, module: str, max_chars: int, overlap: int,
+                 path: str = ""):
         self.lang, self.src, self.lines, self.module = lang, src, lines, module
         self.max_chars, self.overlap = max_chars, overlap
         self.out: list[_Piece] = []
         self._line_starts: list[int] | None = None
+        self.path = path
 
     def run(self, root: Any) -> list[_Piece]:
         defs, breaks = self._scan(root.named_children)
@@ -307,7 +274,7 @@ class _CodeChunker:
         inner_scope = [*scope, d.name]
         if container:
             text, shown_until = self._collapse(d, members)
-            self._add(d.start, d.end, kind, name, text, self._attribute_words(inner, shown_until))
+            self._add(d.start, d.end, kind, name, text, self._attribute_words(inner, shown_until, members))
             # Class-level code that did not fit in the collapsed form must not be lost.
             self._gaps(shown_until + 1, d.end, members, breaks, kind, name)
         elif members:
@@ -318,12 +285,32 @@ class _CodeChunker:
         for m in members:
             self._emit(m, inner_scope, in_class=container and inner.type in lang.class_types)
 
-    def _attribute_words(self, class_node: Any, shown_until: int) -> str:
+    def _attribute_words(self, class_node: Any, shown_until: int, members: list[_Def]) -> str:
         """The attributes a collapsed class's text no longer shows, with their docs (index/attributes.py):
         a search for what an attribute is for finds its class, with no chunk of its own to embed."""
-        if self.lang.grammar not in attributes.GRAMMARS:
+        grammar = self.lang.grammar
+        if grammar in attributes.GRAMMARS:
+            return attributes.class_words(grammar, self.src, class_node, shown_until)
+        if not tags.reads(grammar) or not self._declares_past(shown_until, class_node.end_point[0], members):
             return ""
-        return attributes.class_words(self.lang.grammar, self.src, class_node, shown_until)
+        # Java, Rust, C#, ...: the fields the graph's query file defines in the class, with their docs
+        return tags.class_words(self.path, grammar, self.src, class_node, shown_until)
+
+    def _declares_past(self, shown_until: int, last: int, members: list[_Def]) -> bool:
+        """Whether a row after `shown_until` (and before the class's last) is neither a member's nor
+        blank: only there can a field the collapsed text does not show be declared."""
+        covered = sorted((m.start, m.end) for m in members if m.end > shown_until)
+        row, i = shown_until + 1, 0
+        while row < last:
+            while i < len(covered) and covered[i][1] < row:
+                i += 1
+            if i < len(covered) and covered[i][0] <= row:
+                row = covered[i][1] + 1
+                continue
+            if self.lines.rows[row].strip():
+                return True
+            row += 1
+        return False
 
     def _gaps(self, start: int, end: int, defs: list[_Def], breaks: list[int], kind: str, name: str) -> None:
         """Chunk the rows of ``start..end`` that no definition covers."""
@@ -398,9 +385,10 @@ def _structure(path: str, text: str, lang: _Lang, lines: Lines, max_chars: int, 
     module = module_name(path)
     if lang.format == "code":
         src = text.encode("utf-8", "surrogatepass")
-        return _CodeChunker(lang, src, lines, module, max_chars, overlap).run(_parse(lang.grammar, src).root_node)
+        chunker = _CodeChunker(lang, src, lines, module, max_chars, overlap, path)
+        return chunker.run(grammars.parse(lang.grammar, src).root_node)
     if lang.format in ("yaml", "json"):
-        root = _parse(lang.grammar, text.encode("utf-8", "surrogatepass")).root_node
+        root = grammars.parse(lang.grammar, text.encode("utf-8", "surrogatepass")).root_node
         return data_spans(root, lines, module, max_chars, overlap)
     if lang.format == "sql":
         return sql_spans(text, lines, module, max_chars, overlap)

@@ -26,7 +26,7 @@ import re
 import tomllib
 from functools import cache
 
-from codeasst.index import chunker, graph_hand, tags
+from codeasst.index import chunker, grammars, graph_hand, tags
 from codeasst.index.graphmodel import Def, Edge, FileGraph, first_sentence
 
 __all__ = [
@@ -45,7 +45,8 @@ __all__ = [
 # 7: Rust, Java, C++, C, C# and more through the query engine. 8: Scala package objects, operator
 # methods, anonymous classes' methods; C# 14 extension blocks are no constructors, their functions the
 # class's methods; Swift's enum cases; the declared types of classes' fields (a call through a field).
-GRAPH_VERSION = "8"
+# 9: a variable whose initializer constructs a type (`val x = Foo(..)`, `var x = new Foo()`) has it.
+GRAPH_VERSION = "9"
 
 
 def graph_version() -> str:
@@ -61,7 +62,7 @@ def graph_version() -> str:
 @cache
 def graph_languages() -> frozenset[str]:
     """The grammars the graph reads: those whose table in languages.toml says `graph = true`."""
-    table = tomllib.loads(chunker._table_bytes().decode("utf-8"))
+    table = tomllib.loads(grammars.table_bytes().decode("utf-8"))
     return frozenset(t.get("grammar", name) for name, t in table.items() if t.get("graph") is True)
 
 

@@ -25,7 +25,7 @@ import re
 from functools import cache
 from typing import Any
 
-from codeasst.index import attributes, chunker
+from codeasst.index import attributes, grammars
 from codeasst.index.graph_values import ValuesMixin
 from codeasst.index.graphmodel import Def, Edge, FileGraph, first_sentence, walk
 from codeasst.index.graphmodel import node_text as _text
@@ -106,7 +106,7 @@ def extract(path: str, grammar: str, text: str) -> FileGraph:
     from tree_sitter import QueryCursor
 
     src = text.encode("utf-8", "surrogatepass")
-    tree = chunker._parse(grammar, src)
+    tree = grammars.parse(grammar, src)
     matches = QueryCursor(_query(grammar)).matches(tree.root_node)
     return _Extractor(path, grammar, src, len(text.splitlines()) or 1).run(matches, tree.root_node)
 
@@ -114,7 +114,7 @@ def extract(path: str, grammar: str, text: str) -> FileGraph:
 class _Extractor(ValuesMixin):
     def __init__(self, path: str, grammar: str, src: bytes, lines: int) -> None:
         self.path, self.grammar, self.src = path, grammar, src
-        self.module = chunker.module_name(path)
+        self.module = grammars.module_name(path)
         self.graph = FileGraph(path, self.module)
         self.graph.defs.append(Def(self.module, self.module.rsplit(".", 1)[-1], "module", 1, lines))
         self.dir = posixpath.dirname(path)
@@ -286,7 +286,7 @@ class _Extractor(ValuesMixin):
             return
         spec = _text(self.src, source).strip("'\"`")
         if spec.startswith("."):
-            target = chunker.module_name(posixpath.normpath(posixpath.join(self.dir, spec)) + ".ts")
+            target = grammars.module_name(posixpath.normpath(posixpath.join(self.dir, spec)) + ".ts")
         else:
             target = spec
         clause = next((c for c in node.named_children if c.type == "import_clause"), None)

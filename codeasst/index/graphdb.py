@@ -161,7 +161,7 @@ class CodeGraph:
         for start in range(0, len(gone), FILES_PER_TRANSACTION):
             with self._transaction():
                 self._drop(gone[start:start + FILES_PER_TRANSACTION])
-        fresh = not have and len(todo) >= FILES_PER_TRANSACTION
+        fresh = not have and bool(todo)
         if fresh:  # a graph built whole: its indexes made once at the end, not kept up row by row
             for name in _INDEXES:
                 self._db.execute(f"DROP INDEX IF EXISTS {name}")

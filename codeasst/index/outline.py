@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from codeasst.index import chunker
+from codeasst.index import chunker, grammars
 from codeasst.index.words import stems
 
 MAX_LINES = 12  # a definition's outline, its first line included
@@ -117,7 +117,7 @@ class Kinds:
 def kinds_of(grammar: str | None) -> Kinds | None:
     """The outline's kinds for a grammar, or None where its language has no outline table. A table may
     name another language's instead (`outline = "typescript"`)."""
-    tables = tomllib.loads(chunker._table_bytes().decode("utf-8"))
+    tables = tomllib.loads(grammars.table_bytes().decode("utf-8"))
     for name, table in tables.items():
         if table.get("grammar", name) != grammar or "outline" not in table:
             continue
@@ -320,7 +320,7 @@ def _class_asked(path: str, text: str, start: int, end: int, calls: Mapping[int,
 def _tree(grammar: str, text: str) -> Any:
     """A file's syntax tree, parsed once while the same text is outlined again: `ask`'s flow weighs
     every definition it walks by its outline, many of them in one file."""
-    return chunker._parse(grammar, text.encode("utf-8", "surrogatepass"))
+    return grammars.parse(grammar, text.encode("utf-8", "surrogatepass"))
 
 
 def _is_class(root: Any, row: int, kinds: Kinds) -> bool:

@@ -20,6 +20,11 @@ Captures a query file may use:
   or namespace a file declares.
 - `@variable` with `@type`: a variable, parameter or field whose type the code declares; a call on it
   is its type's (`Parser p; p.peek()`).
+- `@variable` with `@constructor`: a variable or field whose type is not written but whose initializer
+  constructs one (`val x = Foo(..)`, `var x = new Foo()`, `let x = Foo { .. }`), `@constructor` on the
+  type's name; a call on it is that type's, as with `@type`. The query says which initializers
+  construct for certain (a `new`, a struct literal; a bare call only of a capitalized name where the
+  language constructs with one, a `#match?` on the name).
 
 What a name means is resolved only as far as the code says (codeasst.index.tags_names): the
 enclosing definitions, the file's definitions, its imports or includes, a receiver whose type is
@@ -39,7 +44,8 @@ from importlib.resources import files
 from typing import Any
 
 from codeasst.errors import CodeasstError
-from codeasst.index import chunker
+from codeasst.index import grammars
+from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.graphmodel import Def, Edge, FileGraph, first_sentence
 from codeasst.index.graphmodel import node_text as _text
 from codeasst.index.tags_names import Names, chain, clean_name, join, strip_generics
@@ -55,6 +61,10 @@ _BODY_FIELDS = ("body",)
 _BODY_TYPES = ("block", "body", "declaration_list", "field_declaration_list", "compound_statement",
                "class_body", "interface_body", "enum_body", "constructor_body", "enum_variant_list", "function_body",
                "body_statement", "enum_class_body")
+_SCM_COMMENT = re.compile(r'"(?:[^"\\]|\\.)*"|;[^\n]*')  # a query file's string, else its comment
+_EDGE_KEYS = frozenset({"reference.call", "reference.class", "reference.inherit", "reference.implementation"})
+_COMMENT_START = re.compile(r"^(?:/\*+!?|///?!?|\*+(?!/)|#+|--+\[*=*\[*|-{2,})")
+_COMMENT_END = re.compile(r"\*+/$|\]=*\]$")
 _XML_TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _COMMENT_LINE = re.compile(r"^(?://|/\*|\*|#|--)")
 # A comment line in a definition's head; not a C preprocessor line (`#define`) or a Rust attribute.
@@ -80,7 +90,7 @@ class Settings:
 
 @cache
 def settings(grammar: str) -> Settings:
-    table = tomllib.loads(chunker._table_bytes().decode("utf-8"))
+    table = tomllib.loads(grammars.table_bytes().decode("utf-8"))
     for name, t in table.items():
         if t.get("grammar", name) == grammar:
             return Settings(t.get("graph_scope", "file"), bool(t.get("graph_members", False)),
@@ -91,6 +101,23 @@ def settings(grammar: str) -> Settings:
 
 @cache
 def query(grammar: str) -> Any:
+    return _compile(grammar)[0]
+
+
+@cache
+def definitions_query(grammar: str) -> Any:
+    """The query file with its definition patterns alone, compiled apart: what a class chunk's fields
+    need, without the calls and types that make most of a file's matches."""
+    compiled, text = _compile(grammar)
+    source = text.encode("utf-8")
+    for i in range(compiled.pattern_count):
+        pattern = source[compiled.start_byte_for_pattern(i):compiled.end_byte_for_pattern(i)].decode("utf-8")
+        if "@definition." not in _SCM_COMMENT.sub(lambda m: m.group(0) if m.group(0)[0] == '"' else "", pattern):
+            compiled.disable_pattern(i)
+    return compiled
+
+
+def _compile(grammar: str) -> tuple[Any, str]:
     from tree_sitter import Query
     from tree_sitter import QueryError as GrammarMismatch
     from tree_sitter_language_pack import get_language
@@ -101,9 +128,39 @@ def query(grammar: str) -> Any:
     except OSError as exc:
         raise QueryError(f"no graph query for {grammar} ({exc})") from exc
     try:
-        return Query(get_language(grammar), text)
+        return Query(get_language(grammar), text), text
     except GrammarMismatch as exc:  # a node type or field the grammar lacks, an impossible pattern
         raise QueryError(f"the graph query for {grammar} does not compile: {exc}") from exc
+
+
+@cache
+def reads(grammar: str) -> bool:
+    """Whether the graph reads `grammar` through a query file: its table says `graph = true` and the
+    file is there (Python, TypeScript, JavaScript and Go have the hand-written extractor instead)."""
+    table = tomllib.loads(grammars.table_bytes().decode("utf-8"))
+    graphed = any(t.get("grammar", name) == grammar and t.get("graph") is True for name, t in table.items())
+    return graphed and _queries_dir().joinpath(f"{grammar}.scm").is_file()
+
+
+def class_words(path: str, grammar: str, src: bytes, class_node: Any, shown_until: int) -> str:
+    """`name: doc` for each field and constant a class declares past row `shown_until` (what its
+    collapsed chunk no longer shows), one a line: words for the lexical index, as
+    attributes.class_words gives them for Python, TypeScript and Go. Only the class's definitions
+    are read, from the tree the chunker parsed."""
+    from tree_sitter import QueryCursor
+
+    if (shown_until + 1, 0) >= tuple(class_node.end_point):
+        return ""  # the chunk shows the whole class
+    cursor = QueryCursor(definitions_query(grammar))
+    # what the chunk does not show, with what encloses it (which reaches into it): the rest is no field's
+    cursor.set_point_range((shown_until + 1, 0), class_node.end_point)
+    graph = _Engine(path, grammar, src, 1, value_docs_only=True).definitions(cursor.matches(class_node))
+    rows = (class_node.start_point[0] + 1, class_node.end_point[0] + 1)
+    owner = next((i for i, d in enumerate(graph.defs) if d.kind == "class" and (d.line, d.end_line) == rows), None)
+    if owner is None:
+        return ""
+    return "\n".join(f"{d.name}: {d.doc}" if d.doc else d.name for d in graph.defs
+                     if d.parent == owner and d.kind in VALUE_KINDS and d.line - 1 > shown_until)
 
 
 def extract(path: str, grammar: str, text: str) -> FileGraph:
@@ -111,7 +168,7 @@ def extract(path: str, grammar: str, text: str) -> FileGraph:
     from tree_sitter import QueryCursor
 
     src = text.encode("utf-8", "surrogatepass")
-    tree = chunker._parse(grammar, src)
+    tree = grammars.parse(grammar, src)
     matches = QueryCursor(query(grammar)).matches(tree.root_node)
     return _Engine(path, grammar, src, len(text.splitlines()) or 1).run(matches)
 
@@ -125,10 +182,11 @@ class _Found:
 
 
 class _Engine:
-    def __init__(self, path: str, grammar: str, src: bytes, lines: int) -> None:
+    def __init__(self, path: str, grammar: str, src: bytes, lines: int, value_docs_only: bool = False) -> None:
         self.path, self.grammar, self.src = path, grammar, src
+        self.value_docs_only = value_docs_only  # a class chunk's words need the docs of its fields alone
         self.settings = settings(grammar)
-        module = chunker.module_name(path)
+        module = grammars.module_name(path)
         self.graph = FileGraph(path, module)
         self.graph.defs.append(Def(module, module.rsplit(".", 1)[-1], "module", 1, lines))
         self.nodes: list[Any] = [None]
@@ -136,15 +194,57 @@ class _Engine:
         self.names = Names(path, self.settings.scope, self.settings.members, self.settings.constructs, self.graph)
 
     def run(self, matches: list[tuple[int, dict[str, list[Any]]]]) -> FileGraph:
+        found, impls, uses, variables, edges = self._sort(matches)
+        self._defs(found, impls)
+        self.names.ready(self.starts, self.nodes)
+        for captures in uses:
+            if "import" in captures:
+                self.names.imported(_text(self.src, captures["import"][0]), self._line(captures["import"][0]),
+                                    self.names.enclosing(captures["import"][0].start_byte))
+            else:
+                self.names.included(_text(self.src, captures["include"][0]), self._line(captures["include"][0]))
+        constructed: list[tuple[int, str, str]] = []
+        for captures in variables:
+            var = captures["variable"][0]
+            src = self.names.enclosing(var.start_byte)
+            if "type" in captures:
+                self.names.typed(src, _text(self.src, var), _text(self.src, captures["type"][0]))
+            else:
+                constructed.append((src, _text(self.src, var), _text(self.src, captures["constructor"][0])))
+        self.names.constructed(constructed)  # after the declared types, which win
+        for captures in edges:
+            self._edge(captures)
+        self.graph.member_types = self.names.member_types()
+        return self.graph
+
+    def definitions(self, matches: list[tuple[int, dict[str, list[Any]]]]) -> FileGraph:
+        """The graph with its definitions alone (no imports, calls or types are read)."""
+        found, impls, *_ = self._sort(matches)
+        self._defs(found, impls)
+        return self.graph
+
+    def _sort(self, matches: list[tuple[int, dict[str, list[Any]]]]) -> tuple[list, list, list, list, list]:
+        """The matches by what they are, in the query's order: definitions, `impl` blocks, imports and
+        includes, typed variables, edges (a file's package is read right away)."""
         found: list[_Found] = []
         impls: list[tuple[Any, Any]] = []
-        rest: list[dict[str, list[Any]]] = []
-        for _, captures in matches:
-            kind = next((k for k in captures if k.startswith("definition.")), None)
+        uses: list[dict[str, list[Any]]] = []  # imports and includes
+        variables: list[dict[str, list[Any]]] = []
+        edges: list[dict[str, list[Any]]] = []  # calls, constructions, base classes, in the query's order
+        def_keys: dict[int, str | None] = {}  # a pattern's `@definition.KIND`: the capture on its root
+        for pattern, captures in matches:
+            kind = def_keys.get(pattern, "")
+            if kind == "" or (kind is not None and kind not in captures):
+                kind = def_keys[pattern] = next((k for k in captures if k.startswith("definition.")), None)
             if kind is None:
-                rest.append(captures)
                 if "package" in captures:
                     self.names.package(_text(self.src, captures["package"][0]))
+                if "import" in captures or "include" in captures:
+                    uses.append(captures)
+                if "variable" in captures and ("type" in captures or "constructor" in captures):
+                    variables.append(captures)
+                if not _EDGE_KEYS.isdisjoint(captures):
+                    edges.append(captures)
             elif kind == "definition.impl":
                 impls.append((captures[kind][0], captures.get("name", [None])[0]))
             elif "name" in captures:
@@ -152,23 +252,7 @@ class _Engine:
                 if kind in DEF_KINDS:
                     found.append(_Found(captures[f"definition.{kind}"][0], captures["name"][0], kind,
                                         captures.get("doc", [])))
-        self._defs(found, impls)
-        self.names.ready(self.starts, self.nodes)
-        for captures in rest:
-            if "import" in captures:
-                self.names.imported(_text(self.src, captures["import"][0]), self._line(captures["import"][0]),
-                                    self.names.enclosing(captures["import"][0].start_byte))
-            elif "include" in captures:
-                self.names.included(_text(self.src, captures["include"][0]), self._line(captures["include"][0]))
-        for captures in rest:
-            if "variable" in captures and "type" in captures:
-                var = captures["variable"][0]
-                self.names.typed(self.names.enclosing(var.start_byte), _text(self.src, var),
-                                 _text(self.src, captures["type"][0]))
-        for captures in rest:
-            self._edge(captures)
-        self.graph.member_types = self.names.member_types()
-        return self.graph
+        return found, impls, uses, variables, edges
 
     @staticmethod
     def _line(node: Any) -> int:
@@ -211,7 +295,7 @@ class _Engine:
             qname = join(prefix, ".".join(name_parts))
             index = len(self.graph.defs)
             self.graph.defs.append(Def(qname, name_parts[-1], kind, self._line(item.node),
-                                       item.node.end_point[0] + 1, self._doc(item), self._signature(item.node),
+                                       item.node.end_point[0] + 1, *self._details(item, kind),
                                        parent))
             self.nodes.append(item.node)
             self.starts.append(item.node.start_byte)
@@ -219,6 +303,11 @@ class _Engine:
                 self.names.classes.add(qname)
             if kind in ("class", "module", "function", "method"):
                 stack.append((item.node.end_byte, qname, index, kind == "class"))
+
+    def _details(self, item: _Found, kind: str) -> tuple[str, str]:
+        if self.value_docs_only and kind not in VALUE_KINDS:
+            return "", ""
+        return self._doc(item), self._signature(item.node)
 
     def _signature(self, node: Any) -> str:
         body = next((node.child_by_field_name(f) for f in _BODY_FIELDS if node.child_by_field_name(f)), None)
@@ -275,24 +364,10 @@ class _Engine:
     # --- edges ---
 
     def _edge(self, captures: dict[str, list[Any]]) -> None:
-        call = next((k for k in ("reference.call", "reference.class") if k in captures), None)
+        call = "reference.call" if "reference.call" in captures else (
+            "reference.class" if "reference.class" in captures else None)
         if call is not None and "name" in captures:
-            name_node = captures["name"][0]
-            receiver = captures.get("receiver", [None])[0]
-            src = self.names.enclosing(name_node.start_byte)
-            written = _text(self.src, name_node)
-            parts = chain(_text(self.src, receiver)) if receiver is not None else []
-            if receiver is not None and not parts:
-                parts = [""]  # a call's result, an index: the receiver's type is unknown
-            parts += chain(written) or ["", _last_word(written)]
-            if not parts[-1]:
-                return
-            qualified = "::" in written or (receiver is not None and "::" in _text(self.src, receiver))
-            if call == "reference.class":  # `new Foo()`, `Foo { .. }`: a type's name
-                target = self.names.type_target(parts, src, qualified=True) if parts[0] else None
-            else:
-                target = self.names.call_target(parts, src, qualified)
-            self.graph.edges.append(Edge(src, "call", parts[-1], target, name_node.end_point[0] + 1))
+            self._call(call, captures["name"][0], captures["receiver"][0] if "receiver" in captures else None)
             return
         for key in ("reference.inherit", "reference.implementation"):
             if key in captures:
@@ -303,6 +378,25 @@ class _Engine:
                     target = self.names.type_target(parts, src)
                     self.graph.edges.append(Edge(src, "inherit", parts[-1], target, self._line(node)))
 
+    def _call(self, call: str, name_node: Any, receiver: Any) -> None:
+        """A call (or a construction, `reference.class`) of what `name_node` names, on `receiver` if any."""
+        src = self.names.enclosing(name_node.start_byte)
+        written = _text(self.src, name_node)
+        if receiver is not None:
+            receiver_text = _text(self.src, receiver)
+            parts = chain(receiver_text) or [""]  # [""]: a call's result, an index: the receiver's type is unknown
+            qualified = "::" in written or "::" in receiver_text
+        else:
+            parts, qualified = [], "::" in written
+        parts += chain(written) or ["", _last_word(written)]
+        if not parts[-1]:
+            return
+        if call == "reference.class":  # `new Foo()`, `Foo { .. }`: a type's name
+            target = self.names.type_target(parts, src, qualified=True) if parts[0] else None
+        else:
+            target = self.names.call_target(parts, src, qualified)
+        self.graph.edges.append(Edge(src, "call", parts[-1], target, name_node.end_point[0] + 1))
+
 
 def _last_word(text: str) -> str:
     found = re.findall(r"[A-Za-z_]\w*", strip_generics(text))
@@ -312,8 +406,7 @@ def _last_word(text: str) -> str:
 def _clean_comment(text: str) -> str:
     lines = []
     for line in text.splitlines():
-        line = line.strip()
-        line = re.sub(r"^(?:/\*+!?|///?!?|\*+(?!/)|#+|--+\[*=*\[*|-{2,})", "", line)
-        line = re.sub(r"\*+/$|\]=*\]$", "", line).strip()
+        line = _COMMENT_START.sub("", line.strip())
+        line = _COMMENT_END.sub("", line).strip()
         lines.append(line)
     return " ".join(_XML_TAG.sub(" ", " ".join(lines)).split())

@@ -7,8 +7,9 @@ by name (`use`, `import`, `using`). Beyond the file, only what the language make
 package or namespace for a type's name, then the modules the file imports whole (`*MOD;MOD|NAME`:
 the first that defines it), a base class of the enclosing class (`^C.m`), the files a C or C++ file
 `#include`s (`&STEMS|NAME`); these are resolved when the graph is read (codeasst.index.graphdb). A receiver is
-typed only where the code declares its type (`Parser p`, `p: Parser`, a field). Anything else has
-no target: the graph counts it as unresolved.
+typed only where the code declares its type (`Parser p`, `p: Parser`, a field) or its initializer
+constructs one (`val p = Parser()`, `var p = new Parser()`). Anything else has no target: the graph
+counts it as unresolved.
 
 How qualified names start, by the language's `graph_scope`: `file`, at the file's module
 (`src/geo/shape.cpp` -> `geo.shape`); `package`, at the package or namespace the file declares
@@ -24,7 +25,7 @@ import posixpath
 import re
 from typing import Any
 
-from codeasst.index import chunker
+from codeasst.index import grammars
 from codeasst.index.attributes import VALUE_KINDS
 from codeasst.index.graphmodel import Edge, FileGraph
 
@@ -129,8 +130,8 @@ def crate_top(path: str) -> str:
     main.rs right in `src/`) the crate's root, `""` for a crate at the repository's top."""
     parts = path.replace("\\", "/").split("/")
     if "src" not in parts or parts[-1] not in ("lib.rs", "main.rs") or parts[-2] != "src":
-        return chunker.module_name(path)
-    return chunker.module_name("/".join([*parts[:-1], "x.rs"])).rpartition(".")[0]
+        return grammars.module_name(path)
+    return grammars.module_name("/".join([*parts[:-1], "x.rs"])).rpartition(".")[0]
 
 
 class Names:
@@ -148,6 +149,11 @@ class Names:
         self._class_index: dict[str, int] = {}
         self._starts: list[int] = []
         self._nodes: list[Any] = []
+        # asked once per call, answered from what is fixed once the definitions are read (ready())
+        self._local_cache: dict[tuple[str, int], str | None] = {}
+        self._scopes_cache: dict[int, list[str]] = {}
+        self._class_cache: dict[int, tuple[int, str | None]] = {}
+        self._name_cache: dict[tuple[str, int, bool, bool], str | None] = {}  # also kept by imports
 
     def package(self, text: str) -> None:
         if self.scope == "package":
@@ -160,6 +166,10 @@ class Names:
     def ready(self, starts: list[int], nodes: list[Any]) -> None:
         """The definitions are all read: what names are taken, and where each definition lies."""
         self._starts, self._nodes = starts, nodes
+        self._local_cache.clear()
+        self._scopes_cache.clear()
+        self._class_cache.clear()
+        self._name_cache.clear()
         for i, d in enumerate(self.graph.defs[1:], 1):
             if d.kind in ("function", "method", "class", "module"):
                 self._qnames.add(d.qname)
@@ -189,6 +199,7 @@ class Names:
     # --- imports and declared types ---
 
     def imported(self, text: str, line: int, src: int) -> None:
+        self._name_cache.clear()
         for bound, path in import_items(text):
             target = self._path(path.split("."), src)
             if bound == "*":
@@ -199,6 +210,7 @@ class Names:
             self.graph.edges.append(Edge(src, "import", target.rsplit(".", 1)[-1], target, line))
 
     def included(self, text: str, line: int) -> None:
+        self._name_cache.clear()
         name = text.strip().strip('"<>')
         if not name:
             return
@@ -217,6 +229,22 @@ class Names:
         target = self.type_target(parts, src)
         if target:
             self.var_types.setdefault((src, var), target)
+
+    def constructed(self, items: list[tuple[int, str, str]]) -> None:
+        """(definition, variable, the type's name) for each variable whose initializer constructs a type
+        (`val x = Foo(..)`, `var x = new Foo()`): x is a Foo in that scope, unless its type is declared
+        there, the name is a function of the file and no class, or another initializer in the same
+        scope constructs another type (a name reused in two blocks of one function): then it is unknown."""
+        found: dict[tuple[int, str], str | None] = {}
+        for src, var, type_text in items:
+            if (src, var) in self.var_types:
+                continue
+            parts = chain(type_text)
+            target = self.type_target(parts, src) if parts else None
+            if target in self._qnames and target not in self._class_index:
+                target = None  # `val x = Helper()` of the file's own function Helper: no type for certain
+            found[(src, var)] = target if found.get((src, var), target) == target else None
+        self.var_types.update((key, target) for key, target in found.items() if target)
 
     def member_types(self) -> list[tuple[str, str, str]]:
         """(class, field, type) for each field the file's classes declare with a type: a call through
@@ -293,6 +321,13 @@ class Names:
         return ".".join([base, *parts[1:]]) if base else None
 
     def name_target(self, name: str, src: int, call: bool, included: bool = True) -> str | None:
+        key = (name, src, call, included)
+        if key in self._name_cache:
+            return self._name_cache[key]
+        found = self._name_cache[key] = self._name_target(name, src, call, included)
+        return found
+
+    def _name_target(self, name: str, src: int, call: bool, included: bool) -> str | None:
         local = self._local(name, src)
         if local:
             return local
@@ -338,15 +373,27 @@ class Names:
 
     def _local(self, name: str, src: int) -> str | None:
         """The definition `name` names from definition `src`: in an enclosing definition or the file."""
+        key = (name, src)
+        if key in self._local_cache:
+            return self._local_cache[key]
+        found = None
         for prefix in self._scopes(src):
-            qname = join(prefix, name)
+            qname = f"{prefix}.{name}" if prefix else name
             if qname in self._qnames:
-                return qname
-        return None
+                found = qname
+                break
+        self._local_cache[key] = found
+        return found
 
     def _scopes(self, src: int) -> list[str]:
         """The qualified prefixes a bare name is looked up in from `src`, innermost first: a class's
         only where the language lets a bare name be a member."""
+        found = self._scopes_cache.get(src)
+        if found is None:
+            found = self._scopes_cache[src] = self._scopes_of(src)
+        return found
+
+    def _scopes_of(self, src: int) -> list[str]:
         qname = self.graph.defs[src].qname if src else self.top
         out = []
         while True:
@@ -369,6 +416,12 @@ class Names:
     def class_of(self, src: int) -> tuple[int, str | None]:
         """The class whose member `src` is (its index, -1 when the file does not define it, and its
         qualified name): a class around it, a method's qualifier (`Shape::grow`, an impl's type)."""
+        found = self._class_cache.get(src)
+        if found is None:
+            found = self._class_cache[src] = self._class_of(src)
+        return found
+
+    def _class_of(self, src: int) -> tuple[int, str | None]:
         defs = self.graph.defs
         while src > 0:
             d = defs[src]

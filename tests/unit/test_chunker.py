@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from codeasst.index import chunker
+from codeasst.index import chunker, grammars
 from codeasst.index.chunker import Chunk, chunk_file, chunker_fingerprint, language_for, module_name
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "chunker"
@@ -270,22 +270,22 @@ def test_fingerprint_is_stable_and_tracks_the_table(monkeypatch: pytest.MonkeyPa
     assert re.fullmatch(r"[0-9a-f]{16}", first)
     assert chunker._fingerprint(b"[python]\n") == chunker._fingerprint(b"[python]\n")
     assert chunker._fingerprint(b"[python]\n") != chunker._fingerprint(b"[python]\nextensions = []\n")
-    table = chunker._table_bytes()
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + b"\n[lua]\nextensions = [\".lua\"]\n")
+    table = grammars.table_bytes()
+    monkeypatch.setattr(grammars, "table_bytes", lambda: table + b"\n[lua]\nextensions = [\".lua\"]\n")
     assert chunker_fingerprint() != first, "a language chunked anew rebuilds the index"
     # Comments, the graph's keys and the outline's tables make no chunk: changing them rebuilds nothing.
     outline = b"\n# changed\n[lua]\nextensions = [\".lua\"]\ngraph = true\n[lua.outline]\nreturn = [\"return\"]\n"
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + outline)
+    monkeypatch.setattr(grammars, "table_bytes", lambda: table + outline)
     with_lua = chunker_fingerprint()
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table + b"\n[lua]\nextensions = [\".lua\"]\n")
+    monkeypatch.setattr(grammars, "table_bytes", lambda: table + b"\n[lua]\nextensions = [\".lua\"]\n")
     assert chunker_fingerprint() == with_lua
 
 
 def test_parsers_are_cached():
     chunk_file("a.py", "def f():\n    return 1\n" * 50, max_chars=100)
-    parser = chunker._PARSERS["python"]
+    parser = grammars.PARSERS["python"]
     chunk_file("b.py", "def g():\n    return 2\n" * 50, max_chars=100)
-    assert chunker._PARSERS["python"] is parser
+    assert grammars.PARSERS["python"] is parser
 
 
 def test_import_is_lazy():
@@ -293,3 +293,30 @@ def test_import_is_lazy():
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+QUERY_CLASSES = {  # (path, the class's head, a method, the documented field after them and the end)
+    "java": ("src/p/Cart.java", "package p;\n\npublic class Cart {\n", "    public int m{i}() {{\n        return {i};\n    }}\n\n",
+             "    /** The tax rate, in percent. */\n    private double taxRate = 0.2;\n}\n"),
+    "kotlin": ("src/p/Cart.kt", "package p\n\nclass Cart {\n", "    fun m{i}(): Int {{\n        return {i}\n    }}\n\n",
+               "    /** The tax rate, in percent. */\n    val taxRate = 0.2\n}\n"),
+    "csharp": ("src/Cart.cs", "namespace P;\n\npublic class Cart {\n", "    public int M{i}() {{\n        return {i};\n    }}\n\n",
+               "    /// <summary>The tax rate, in percent.</summary>\n    private double taxRate = 0.2;\n}\n"),
+    "swift": ("Sources/Shop/Cart.swift", "struct Cart {\n", "    func m{i}() -> Int {{\n        return {i}\n    }}\n\n",
+              "    /// The tax rate, in percent.\n    var taxRate = 0.2\n}\n"),
+    "cpp": ("src/cart.hpp", "class Cart {\npublic:\n", "    int m{i}() {{\n        return {i};\n    }}\n\n",
+            "    /// The tax rate, in percent.\n    double taxRate = 0.2;\n};\n"),
+    "scala": ("src/p/Cart.scala", "package p\n\nclass Cart {\n", "  def m{i}(): Int = {{\n    {i}\n  }}\n\n",
+              "  /** The tax rate, in percent. */\n  val taxRate = 0.2\n}\n"),
+    "php": ("src/Cart.php", "<?php\n\nclass Cart {\n", "    public function m{i}() {{\n        return {i};\n    }}\n\n",
+            "    /** The tax rate, in percent. */\n    private $taxRate = 0.2;\n}\n"),
+}
+
+
+@pytest.mark.parametrize("language", QUERY_CLASSES)
+def test_a_collapsed_class_carries_its_fields_in_the_languages_read_by_a_query_file(language):
+    path, head, method, tail = QUERY_CLASSES[language]
+    text = head + "".join(method.format(i=i) for i in range(40)) + tail
+    (cls,) = [c for c in chunk_file(path, text, max_chars=600) if c.kind == "class" and c.extra_words]
+    assert cls.extra_words == "taxRate: The tax rate, in percent."  # past what the collapsed text shows
+    assert "taxRate" not in cls.text

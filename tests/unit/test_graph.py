@@ -199,7 +199,7 @@ def test_a_graph_built_whole_has_its_indexes_even_where_the_build_failed(tmp_pat
     from codeasst.index import graphdb
 
     files = {f"pkg/m{i}.py": f"def f{i}():\n    return f{i - 1}() if {i} else 0\n" for i in range(250)}
-    g = build(tmp_path, files)  # over FILES_PER_TRANSACTION files into an empty graph: indexes made at the end
+    g = build(tmp_path, files)  # into an empty graph: indexes made at the end
     indexes = {row[0] for row in g._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert set(graphdb._INDEXES) <= indexes
     assert [d.qname for d in g.find("f7")] == ["pkg.m7.f7"]
@@ -216,3 +216,22 @@ def test_a_graph_built_whole_has_its_indexes_even_where_the_build_failed(tmp_pat
     indexes = {row[0] for row in broken._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert set(graphdb._INDEXES) <= indexes, "a failed build leaves the indexes"
     broken.close()
+
+
+def test_a_small_graph_built_whole_makes_its_indexes_at_the_end_too(tmp_path, monkeypatch):
+    from codeasst.index import graphdb
+
+    made: list[str] = []
+    real = graphdb.CodeGraph._add
+
+    def add(self, root, path, sha):  # the indexes are gone while the rows go in
+        made.append(",".join(r[0] for r in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")))
+        real(self, root, path, sha)
+
+    monkeypatch.setattr(graphdb.CodeGraph, "_add", add)
+    g = build(tmp_path, {"pkg/a.py": "def f():\n    return 1\n", "pkg/b.py": "from pkg.a import f\n\nf()\n"})
+    assert made == ["", ""]
+    indexes = {row[0] for row in g._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert set(graphdb._INDEXES) <= indexes
+    g.close()

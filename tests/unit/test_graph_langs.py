@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from codeasst.index import chunker, graph, outline, tags
+from codeasst.index import chunker, grammars, graph, outline, tags
 from codeasst.index.graph import extract
 from tests.unit.test_graph import build
 
@@ -433,11 +433,11 @@ def test_a_language_added_with_only_a_query_file_and_a_table(tmp_path, monkeypat
         "(function_call name: (_) @name) @reference.call\n")
     for name in CASES:  # the shipped languages stay readable
         (queries / f"{name}.scm").write_text(tags._queries_dir().joinpath(f"{name}.scm").read_text())
-    table = chunker._table_bytes() + b'\n[lua]\nextensions = [".lua"]\nfunction_types = ["function_declaration"]\n' \
+    table = grammars.table_bytes() + b'\n[lua]\nextensions = [".lua"]\nfunction_types = ["function_declaration"]\n' \
                                       b'leading_types = ["comment"]\ngraph = true\n' \
                                       b'[lua.outline]\nreturn = ["return_statement"]\nbranch = ["if_statement"]\n'
     assert "lua" in tomllib.loads(table.decode())
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table)
+    monkeypatch.setattr(grammars, "table_bytes", lambda: table)
     monkeypatch.setattr(tags, "_queries_dir", lambda: queries)
     caches = (chunker._table, graph.graph_languages, tags.settings, tags.query, outline.kinds_of)
     for cached in caches:
@@ -610,3 +610,52 @@ def test_a_call_through_a_field_of_declared_type_is_its_types_in_another_file(tm
     assert sorted(e.line for e in found) == [2, 3]  # `mystery` declares no type: its call is not placed
     called = {(e.line, tuple(d.qname for d in found)) for e, found in g.out_edges(_one(g, "run"))}
     assert (5, ()) in called  # calling the field itself is no call of its type
+
+
+CONSTRUCTED = {  # a language's file: `x` constructed, `y` from a call of a function, each then called
+    "kotlin": ("src/p/Shop.kt", ("package p\nclass Cart { fun total() = 1 }\nfun make() = 1\n"
+               "fun run() {\n  val x = Cart()\n  x.total()\n  val y = make()\n  y.total()\n}\n")),
+    "swift": ("Sources/Shop/Shop.swift", ("struct Cart { func total() -> Int { 1 } }\nfunc make() -> Int { 1 }\n"
+              "func run() {\n  let x = Cart()\n  x.total()\n  let y = make()\n  y.total()\n}\n")),
+    "scala": ("src/p/Shop.scala", ("package p\nclass Cart { def total() = 1 }\nobject Run {\n"
+              "  def run() = {\n    val x = new Cart()\n    x.total()\n    val y = make()\n    y.total()\n  }\n}\n")),
+    "java": ("src/p/Shop.java", ("package p;\nclass Cart { int total() { return 1; } }\nclass Run {\n"
+             "  void run() {\n    var x = new Cart();\n    x.total();\n    var y = make();\n    y.total();\n  }\n}\n")),
+    "csharp": ("src/Shop.cs", ("namespace P;\nclass Cart { int Total() { return 1; } }\nclass Run {\n"
+               "  void Go() {\n    var x = new Cart();\n    x.Total();\n    var y = Make();\n    y.Total();\n  }\n}\n")),
+    "cpp": ("src/shop.cpp", ("class Cart { public: int total() { return 1; } };\nint make() { return 1; }\n"
+            "void run() {\n  auto x = Cart();\n  x.total();\n  auto y = make();\n  y.total();\n}\n")),
+    "rust": ("src/shop.rs", ("struct Cart {}\nimpl Cart { fn total(&self) -> u32 { 1 } }\nfn make() -> u32 { 1 }\n"
+             "fn run() {\n  let x = Cart {};\n  x.total();\n  let y = make();\n  y.total();\n}\n")),
+}
+
+
+@pytest.mark.parametrize("language", CONSTRUCTED)
+def test_a_variable_constructed_without_a_declared_type_is_its_types(language):
+    path, text = CONSTRUCTED[language]
+    lines = text.splitlines()
+    x_call = next(i for i, line in enumerate(lines, 1) if line.strip().lower().startswith("x.total"))
+    y_call = next(i for i, line in enumerate(lines, 1) if line.strip().lower().startswith("y.total"))
+    targets = {e.line: e.target for e in extract(path, text).edges if e.kind == "call" and e.name.lower() == "total"}
+    assert targets[x_call] is not None and targets[x_call].lower().endswith("cart.total")
+    assert targets[y_call] is None  # a function's result: no type for certain, counted unresolved
+
+
+def test_a_constructed_variable_is_unknown_where_its_type_is_not_certain():
+    text = ("package p\nclass Cart { fun total() = 1 }\nclass Till { fun total() = 2 }\nfun Helper() = 1\n"
+            "fun run(flag: Boolean) {\n  if (flag) {\n    val x = Cart()\n    x.total()\n  } else {\n"
+            "    val x = Till()\n    x.total()\n  }\n  val h = Helper()\n  h.total()\n  val c: Till = Cart()\n"
+            "  c.total()\n}\n")
+    targets = {e.line: e.target for e in extract("src/p/Run.kt", text).edges if e.name == "total"}
+    assert targets[8] is None and targets[11] is None  # one name, two types in one function: neither
+    assert targets[14] is None  # `Helper()` is the file's function, not a class
+    assert targets[16] == "p.Till.total"  # a declared type wins over the initializer
+
+
+def test_a_field_constructed_in_its_class_types_calls_through_it_in_another_file(tmp_path):
+    g = build(tmp_path, {
+        "src/main/kotlin/p/Shop.kt": "package p\n\nclass Pricer {\n  fun price() = 1\n}\n\n"
+                                    "class Cart {\n  val pricer = Pricer()\n  fun sum() = pricer.price()\n}\n",
+        "src/main/kotlin/p/Run.kt": "package p\n\nfun run(cart: Cart) {\n  cart.pricer.price()\n}\n"})
+    found, _ = g.in_edges(_one(g, "p.Pricer.price"))
+    assert sorted((e.path.rsplit("/", 1)[1], e.line) for e in found) == [("Run.kt", 4), ("Shop.kt", 9)]

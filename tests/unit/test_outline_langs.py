@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeasst.index import chunker
+from codeasst.index import chunker, grammars
 from codeasst.index import outline as outline_module
 from codeasst.index.outline import outline
 
@@ -279,8 +279,8 @@ def test_a_class_shows_its_attributes_and_what_its_constructor_sets(language):
 
 
 def test_a_language_without_an_outline_table_has_none(monkeypatch):
-    table = chunker._table_bytes().replace(b"[rust.outline]", b"[rust.unread]")
-    monkeypatch.setattr(chunker, "_table_bytes", lambda: table)
+    table = grammars.table_bytes().replace(b"[rust.outline]", b"[rust.unread]")
+    monkeypatch.setattr(grammars, "table_bytes", lambda: table)
     outline_module.kinds_of.cache_clear()
     try:
         path, text, start, end, _, _ = CASES["rust"]

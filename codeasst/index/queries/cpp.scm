@@ -53,3 +53,12 @@
 (parameter_declaration type: (_) @type declarator: (reference_declarator (identifier) @variable))
 (field_declaration type: (_) @type declarator: (field_identifier) @variable)
 (field_declaration type: (_) @type declarator: (pointer_declarator declarator: (field_identifier) @variable))
+
+; `auto x = new Foo(..)`, `auto x = Foo(..)` of a capitalized name: a call on x is a member of Foo's, so
+; where Foo is a function after all, nothing has that name and the call stays unresolved
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator declarator: (identifier) @variable
+  value: (new_expression type: (_) @constructor)))
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator
+  declarator: (pointer_declarator declarator: (identifier) @variable) value: (new_expression type: (_) @constructor)))
+(declaration type: (placeholder_type_specifier) declarator: (init_declarator declarator: (identifier) @variable
+  value: (call_expression function: (identifier) @constructor)) (#match? @constructor "^[A-Z]"))

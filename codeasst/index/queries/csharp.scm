@@ -29,3 +29,6 @@
 (variable_declaration type: (_) @type (variable_declarator name: (identifier) @variable))
 (parameter type: (_) @type name: (identifier) @variable)
 (property_declaration type: (_) @type name: (identifier) @variable)
+
+; `var x = new Foo()`: a type the declaration does not write (a declared one wins)
+(variable_declaration (variable_declarator name: (identifier) @variable (object_creation_expression type: (_) @constructor)))

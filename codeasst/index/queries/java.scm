@@ -26,3 +26,7 @@
 (local_variable_declaration type: (_) @type declarator: (variable_declarator name: (identifier) @variable))
 (formal_parameter type: (_) @type name: (identifier) @variable)
 (field_declaration type: (_) @type declarator: (variable_declarator name: (identifier) @variable))
+
+; `var x = new Foo()`: a type the declaration does not write (a declared one wins)
+(local_variable_declaration declarator: (variable_declarator name: (identifier) @variable
+  value: (object_creation_expression type: (_) @constructor)))

@@ -19,3 +19,8 @@
 (class_parameter (simple_identifier) @variable (user_type) @type)
 (parameter (simple_identifier) @variable (user_type) @type)
 (property_declaration (variable_declaration (simple_identifier) @variable (user_type) @type))
+
+; `val x = Foo(..)`: Kotlin constructs with a bare call, and a capitalized name is a type's by convention
+(property_declaration (variable_declaration (simple_identifier) @variable)
+  (call_expression . [(simple_identifier) (navigation_expression)] @constructor . (call_suffix))
+  (#match? @constructor "^([A-Za-z0-9_]+[.])*[A-Z][A-Za-z0-9_]*$"))

@@ -29,3 +29,6 @@
 (let_declaration pattern: (identifier) @variable type: (_) @type)
 (parameter pattern: (identifier) @variable type: (_) @type)
 (field_declaration name: (field_identifier) @variable type: (_) @type)
+
+; `let x = Foo { .. }`: a struct literal is its type for certain (`Foo::new()` may return anything)
+(let_declaration pattern: (identifier) @variable value: (struct_expression name: [(type_identifier) (scoped_type_identifier)] @constructor))

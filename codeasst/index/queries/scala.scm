@@ -23,3 +23,13 @@
 (class_parameter name: (identifier) @variable type: (_) @type)
 (parameter name: (identifier) @variable type: (_) @type)
 (val_definition pattern: (identifier) @variable type: (_) @type)
+
+; `val x = new Foo(..)`, and `val x = Foo(..)` of a capitalized name (a case class's or companion's apply)
+(val_definition pattern: (identifier) @variable value: (instance_expression . [(type_identifier) (stable_type_identifier)] @constructor))
+(var_definition pattern: (identifier) @variable value: (instance_expression . [(type_identifier) (stable_type_identifier)] @constructor))
+(val_definition pattern: (identifier) @variable value: (instance_expression . (generic_type type: (_) @constructor)))
+(var_definition pattern: (identifier) @variable value: (instance_expression . (generic_type type: (_) @constructor)))
+(val_definition pattern: (identifier) @variable value: (call_expression function: (identifier) @constructor)
+  (#match? @constructor "^[A-Z]"))
+(var_definition pattern: (identifier) @variable value: (call_expression function: (identifier) @constructor)
+  (#match? @constructor "^[A-Z]"))

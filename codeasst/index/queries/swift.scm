@@ -18,3 +18,10 @@
 
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @variable) (type_annotation (_) @type))
 (parameter (simple_identifier) @variable . (user_type) @type)
+
+; `let x = Foo(..)`, `let x = Foo<T>()`: Swift constructs with a bare call of a capitalized name
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @variable)
+  value: (call_expression . [(simple_identifier) (navigation_expression)] @constructor . (call_suffix))
+  (#match? @constructor "^([A-Za-z0-9_]+[.])*[A-Z][A-Za-z0-9_]*$"))
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @variable)
+  value: (constructor_expression constructed_type: (_) @constructor))
