@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))  # its sibling, where python -P leaves the script's folder out
-import shown_files  # noqa: E402
+import shown_files
 
 DATA = [ROOT / "tests/data/ask/facts.jsonl", ROOT / "tests/data/ask/sweqa.jsonl"]
 WHERE = ROOT / "tests/data/ask/where_add.jsonl"  # --where: the "where do I add X?" rows (lead_in_site)
