@@ -238,13 +238,8 @@ def word_stems(word: str) -> set[str]:
     ("subcommand": command, AddCommand)."""
     word = word.lower().removesuffix("'s")
     # every part, stop words too: a thing the question names ("a custom HTTP method") is no filler
-    out = set().union(*(_parts(w) for w in (word, word + "s", word.removesuffix("s"))))
+    out = set().union(*(stems(w, frozenset()) for w in (word, word + "s", word.removesuffix("s"))))
     return out | (word_stems(word[3:]) if word.startswith("sub") and len(word) > 6 else set())
-
-
-def _parts(text: str) -> set[str]:
-    """stems() with no stop words: `RegisterMethod` is (regi, meth)."""
-    return {p.lower()[:4] for p in STEM.findall(text) if len(p) >= 3}
 
 
 def examples(question: str) -> set[str]:
@@ -343,7 +338,7 @@ def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[s
         lines[number] = text
         count += items
         # a verb that names the thing ("a custom HTTP method": RegisterMethod) says more than a route's GET
-        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and _parts(verb) & thing_words
+        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and stems(verb, frozenset()) & thing_words
         score += weight(text, verb) * items * (NAMED_VERB if named_verb else 1)
         first = first if count > items else (header, number)
     names = "|".join(re.escape(v) for v in sorted(verbs) if v.isidentifier())

@@ -378,7 +378,7 @@ class Names:
             return self._local_cache[key]
         found = None
         for prefix in self._scopes(src):
-            qname = f"{prefix}.{name}" if prefix else name
+            qname = join(prefix, name)
             if qname in self._qnames:
                 found = qname
                 break

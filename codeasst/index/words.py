@@ -47,11 +47,12 @@ STEM_STOP = frozenset(["the", "this", "that", "these", "those", "with", "from", 
 STEM = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 
-def stems(text: str) -> set[str]:
+def stems(text: str, stop: frozenset[str] = STEM_STOP) -> set[str]:
     """Crude stems of the words and of the parts of identifiers (`apply_vat`: appl, vat), so
     "applied" meets `apply_vat`; short enough to be cheap, good enough to rank lines. The one way
-    `ask` and the outline weigh a line against a question."""
-    return {p.lower()[:4] for p in STEM.findall(text) if len(p) >= 3 and p.lower() not in STEM_STOP}
+    `ask` and the outline weigh a line against a question. `stop`: the words left out (none where a
+    name's every part counts: `RegisterMethod` is regi, meth)."""
+    return {p.lower()[:4] for p in STEM.findall(text) if len(p) >= 3 and p.lower() not in stop}
 
 
 def plain_tokens(text: str) -> list[str]:
