@@ -10,6 +10,7 @@ The forms, in every language the index reads:
   `add_option("--quiet", ...)`);
 - Ruby's route and filter DSL: `resources :articles`, `get :feed`, `before_action :authenticate_user`;
 - a table entry made by name: `Route("/x", handler)`, `path("x/", view)`, `Tool("search", ...)`;
+- an entry keyed into a table by assignment: `Licenses["mit"] = License{...}`;
 - a literal table named for what it holds: `COMMANDS = {`, `urlpatterns = [`, Go's
   `var Settings = map[string]CommandFunc{`, an `enum Cmd {` (clap's subcommands, a TS enum), or a file
   named for them that returns one (`bootstrap/providers.php`: `return [`);
@@ -38,6 +39,9 @@ _NAMED_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<ver
 _ENUM = re.compile(r"^\s*(?:pub(?:\([\w:]+\))?\s+|export\s+)?(?:const\s+)?enum\s+(?P<verb>[A-Za-z_]\w*)\b[^{;]*\{\s*$")
 # A class named for what its attributes are (`class Settings(BaseSettings):`), read where settings are asked.
 _CLASS = re.compile(r"^\s*class\s+(?P<verb>[A-Za-z_]\w*)\s*[(:]")
+# An entry keyed into a table by assignment: `Licenses["mit"] = License{...}`, `HANDLERS['x'] = run`; a
+# table of its own name, not an object's field (`axios.defaults.headers.common['X'] = ...`).
+_KEYED = re.compile(r"^\s*(?P<verb>[A-Za-z_]\w*)\[\s*[\"'][^\"'\]]+[\"']\s*\]\s*=[^=]")
 # A file named for what it holds and returning it: PHP's `return [`, `module.exports = [`, `export default {`.
 _RETURNED_TABLE = re.compile(r"^(?:return|module\.exports\s*=|export\s+default)\s*[\[{]\s*$")
 # One ripgrep pattern for every kind of registration line (Rust regex syntax); classify reads them. ASCII
@@ -54,8 +58,10 @@ PATTERN = "(?-u)" + "|".join([
     _NAMED_TABLE.pattern.replace("(?P<verb>", "(?:"),  # a literal table
     _ENUM.pattern.replace("(?P<verb>", "(?:"),  # an enum
     _RETURNED_TABLE.pattern,  # a file that returns its table
+    _KEYED.pattern.replace("(?P<verb>", "(?:"),  # an entry keyed into a table
     _CLASS.pattern.replace("(?P<verb>", "(?:"),  # a class: a settings class's attributes are its settings
     r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
+    r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][A-Za-z_]\w*(?:\.\w+)+[\"']\s*$",  # a module as an entry point (a theme)
     r"[\"'][\w.-]+\s*=\s*[\w.]+:[\w.]+[\"']",  # an entry point in setup.py / setup.cfg
     r"^\s*[\w.-]+\s*=\s*[\w.]+:[\w.]+\s*$",  # an entry point in setup.cfg's [options.entry_points]
 ])
@@ -64,7 +70,10 @@ _CALL = re.compile(rf"{_SEP}(?P<verb>{VERBS}|{HTTP})\s*\(")
 _BARE = re.compile(rf"^\s*(?P<verb>{VERBS})\s*\(")
 _RUBY = re.compile(rf"^\s*(?P<verb>{RUBY})\s+[:\"'/]")
 _REGISTRY = re.compile(r"\b(?:register|registry|registrar)\w*\.(?P<verb>\w+)\s*\(")
-_TABLE = re.compile(r"\b(?P<verb>Route|Mount|WebSocketRoute|path|re_path|url|APIRoute|[A-Z][A-Za-z]*)\(\s*r?[\"'/]")
+# An entry made by name starts its line or follows another item (`[Route("/", home),`): not a value a
+# call returns (`cmd := exec.Command("go", ...)`, `return Path("x")`).
+_TABLE = re.compile(r"(?:^\s*|[\[({,]\s*)(?:[A-Za-z_]\w*\.)?"
+                    r"(?P<verb>Route|Mount|WebSocketRoute|path|re_path|url|APIRoute|[A-Z][A-Za-z]*)\(\s*r?[\"'/]")
 # Verbs that register a route only with a route as their first argument: `app.use("/x", ...)`, not
 # `dict.get(key)` nor a screen's `mount(widget)`; middleware's `use` takes none.
 _ROUTED = {"get", "post", "put", "patch", "delete", "head", "options", "all", "use", "route", "mount", "handle",
@@ -75,6 +84,13 @@ _STRING_ARG = re.compile(r"\(\s*r?[\"'`]")
 # `.use(articlesController)`: a router handed over by name mounts its routes (`.use(cors())` is middleware).
 _ROUTER_ARG = re.compile(r"\(\s*[A-Za-z_$][\w$.]*\s*\)")
 _ENTRY = re.compile(r"[\w.]+:[\w.]+[\"']")
+_MODULE_ENTRY = re.compile(r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][A-Za-z_]\w*(?:\.\w+)+[\"']\s*$")
+# The group an entry point is listed under: a TOML or INI table (`[project.entry-points."mkdocs.themes"]`,
+# `[project.scripts]`), setup.cfg's `group =` line, or setup.py's `"group": [` key.
+_SECTION = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*$")
+_CFG_GROUP = re.compile(r"^(?P<name>[\w.-]+)\s*=\s*$")
+_PY_GROUP = re.compile(r"[\"'](?P<name>[\w.-]+)[\"']\s*:\s*[\[(]")
+ENTRY_SECTIONS = re.compile(r"entry.points|scripts|plugins", re.IGNORECASE)
 ENTRY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "package.json")
 
 
@@ -86,7 +102,8 @@ def classify(path: str, text: str, kind: str | None = None, following: str = "")
         return None
     name = Path(path).name
     if name in ENTRY_FILES:
-        return "entry point" if _ENTRY.search(text) or re.search(r"=\s*[\w.]+:[\w.]+\s*$", text) else None
+        entry = _ENTRY.search(text) or re.search(r"=\s*[\w.]+:[\w.]+\s*$", text) or _MODULE_ENTRY.match(text)
+        return "entry point" if entry else None
     match = _DECORATOR.match(text)
     if match:
         return match.group("verb")
@@ -101,6 +118,28 @@ def classify(path: str, text: str, kind: str | None = None, following: str = "")
     if match:
         return match.group("verb")
     return _table(name, text)
+
+
+def entry_group(rows: list[str], number: int) -> str | None:
+    """The group the entry point on line `number` (1-based) is listed under (`mkdocs.themes`,
+    `console_scripts`, `project.scripts`), or None where it is under no entry-point table (a module
+    named in `[build-system]` is no entry point)."""
+    row = rows[number - 1] if 0 < number <= len(rows) else ""
+    found = _PY_GROUP.search(row)
+    if found:  # `entry_points={"console_scripts": ["x = a:b"]}` on one line
+        return found["name"]
+    key = row.split("=", 1)[0].strip()
+    if "." in key and ENTRY_SECTIONS.search(key):  # a dotted key under `[project]`: `scripts.tox = "tox.run:run"`
+        return key.rsplit(".", 1)[0].replace('"', "").replace("'", "")
+    for row in reversed(rows[:number - 1]):
+        found = _PY_GROUP.search(row) or _CFG_GROUP.match(row)
+        if found:
+            return found["name"]
+        found = _SECTION.match(row)
+        if found:
+            quoted = re.search(r"[\"']([^\"']+)[\"']", found["name"])  # `project.entry-points."mk.themes"`
+            return (quoted[1] if quoted else found["name"]) if ENTRY_SECTIONS.search(found["name"]) else None
+    return None
 
 
 def _routed(verb: str, args: str, kind: str | None) -> bool:
@@ -122,6 +161,9 @@ def _table(name: str, text: str) -> str | None:
         return match.group("verb")
     if _RETURNED_TABLE.match(text):
         return name.split(".")[0]
+    match = _KEYED.match(text)
+    if match:
+        return match.group("verb")
     match = _TABLE.search(text)
     return match.group("verb") if match else None
 
@@ -129,6 +171,12 @@ def _table(name: str, text: str) -> str | None:
 def is_table(text: str) -> bool:
     """Whether the line opens a literal table (named, an enum, or a file's returned one) rather than a call."""
     return bool(_NAMED_TABLE.match(text) or _ENUM.match(text) or _RETURNED_TABLE.match(text) or _CLASS.match(text))
+
+
+def is_keyed(text: str) -> bool:
+    """Whether the line keys one entry into a table (`Licenses["mit"] = License{`): one registration,
+    whatever its value spans."""
+    return _KEYED.match(text) is not None
 
 
 def weight(text: str, verb: str) -> float:

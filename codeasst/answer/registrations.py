@@ -22,7 +22,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeasst.answer.registration_lines import PATTERN, classify, is_table, shown_verb, weight
+from codeasst.answer.registration_lines import (ENTRY_FILES, PATTERN, classify, entry_group, is_keyed, is_table,
+                                                shown_verb, weight)
 from codeasst.index.roles import role_of
 from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
@@ -85,6 +86,8 @@ NAMED_VERB = 10  # a registration whose verb names the thing (RegisterMethod for
 # lead; names only (capitalised, or with `-`, `_` or `.`), not the words of a sentence.
 EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.?|say|for\s+example|for\s+instance)\s+(?P<names>[^?;:()]+)",
                       re.IGNORECASE)
+# A question about a configuration file's options rather than the command line's.
+CONFIGURED = re.compile(r"\b(?:config|configuration|settings?)\b|\.(?:ya?ml|toml|ini|cfg|json|env)\b", re.IGNORECASE)
 # The words of a question that name no file nor folder ("a new page": not new_account.tsx).
 COMMON = {"where", "what", "which", "how", "the", "and", "for", "with", "into", "that", "this", "new", "add", "one",
           "should", "does", "can", "register", "define", "create", "put", "another", "some", "our", "your"}
@@ -221,10 +224,14 @@ def kind_of(thing: str, question: str = "") -> str | None:
     """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint, but a
     new "controller's routes" is a controller), then by the question's ("a new group of API endpoints")."""
     parsed = _parse(question)
-    phrase = re.split(r"[?,;]", parsed.after if parsed else "", maxsplit=1)[0]
+    phrase = re.split(r"[?,;]", re.sub(r"`[^`]*`", " ", parsed.after) if parsed else "", maxsplit=1)[0]
+    # a command line the question quotes (`cobra-cli init --license`) is an example, not the kind
     own = re.findall(r"\b(?:new|another)\s+(\w+)'s\b", question, re.IGNORECASE)  # the new one is its owner
     words = [*own, *reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
-             *reversed(re.findall(r"[\w-]+", question))]
+             *reversed(re.findall(r"[\w-]+", re.sub(r"`[^`]*`", " ", question)))]
+    # "a config option", "an option in mkdocs.yml": what a configuration file sets, not the command line's
+    if stems(" ".join(thing.split()[-1:])) & KINDS["option"][0] and CONFIGURED.search(question):
+        return "setting"
     for word in words:
         found = stems(word)
         for kind, (words, _verbs) in KINDS.items():
@@ -260,6 +267,8 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     kind = kind_of(thing, question)
     verbs = KINDS[kind][1] if kind else set()
     wanted = word_stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
+    if kind == "setting":  # a configuration file's option: not the command line's `@click.option`
+        wanted -= KINDS["option"][0]
     named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)} - COMMON
     named |= {w[:-1] for w in named if w.endswith("s")}  # "the profiles endpoint": profile/
     # the project's own name and package (src/flake8/ for "a flake8 option") are everywhere, not places
@@ -270,18 +279,22 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         # a call whose arguments start on the next line: `router.get(\n  '/profiles/:username',`
         following = rows.setdefault(path, _rows(root, path))[number:number + 1] if text.rstrip().endswith("(") else []
         verb = classify(path, text, kind, "".join(following))
-        if verb and _asked_for(path, text, verb, kind is None, verbs, wanted, named):
+        group = _group(root, path, number, rows) if verb == "entry point" else ""
+        if group is None:
+            continue  # a module named outside any entry-point table: `build-backend = "hatchling.build"`
+        if verb and (_asked_for(path, text, verb, kind is None, verbs, wanted, named) or stems(group) & wanted):
             by_file[path].append((number, text, verb))
     last = word_stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
+    last -= KINDS["option"][0] if kind == "setting" else set()
     sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
     sites = [s for s in sites if s.lines]  # a file whose only candidates were no tables (`x = (` and a string)
     # "like Screenshot or Copy": the sites that list the very ones the question names
     names = examples(question)
     listing = [s for s in sites if any(n in re.sub(r"\W|_", "", " ".join(t for _, t in s.lines)).lower() for n in names)]
     sites = listing or sites
-    # Tests register routes and commands of their own: only where the code registers none are they shown.
-    code = [s for s in sites if role_of(s.path) not in ("test", "fixture")]
-    sites = code or sites
+    # Tests register routes and commands of their own: they are shown only where the question asks of tests.
+    if not re.search(r"\btest", question, re.IGNORECASE):
+        sites = [s for s in sites if role_of(s.path) not in ("test", "fixture")]
     # "In the versioning example", "the frontend's sidebar": the folders the question names, where they
     # register some; those that name most of them.
     folder = {parsed.part.lower()} if parsed.part else named
@@ -294,6 +307,15 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         found.pattern = _pattern(root, sites[0])
         found.also = _also(root, files, found.pattern, {s.path for s in sites})
     return found
+
+
+def _group(root: Path, path: str, number: int, rows: dict[str, list[str]]) -> str | None:
+    """An entry point's group (`mkdocs.themes`): "" where the file lists entry points without groups
+    (package.json's `bin`), None where the line is under no entry-point table."""
+    if Path(path).name not in ENTRY_FILES:
+        return ""
+    group = entry_group(rows.setdefault(path, _rows(root, path)), number)
+    return group if group is not None or Path(path).name == "package.json" else None
 
 
 def _asked_for(path: str, text: str, verb: str, no_kind: bool, verbs: set[str], wanted: set[str],
@@ -328,7 +350,7 @@ def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[s
     count, score, first = 0, 0.0, (0, 0)
     for number, text, verb in sorted(found):
         items, header = _loop_items(rows, number)
-        if header == number:
+        if header == number and not is_keyed(text):
             items, last = _listed_items(rows, number)
             listed = range(number + 1, last + 1)
             if is_table(text) and text.rstrip()[-1:] in "([{" and not any(rows[n - 1].rstrip().endswith(",") for n in listed):
@@ -338,7 +360,8 @@ def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[s
         lines[number] = text
         count += items
         # a verb that names the thing ("a custom HTTP method": RegisterMethod) says more than a route's GET
-        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and stems(verb, frozenset()) & thing_words
+        named_verb = ("." + verb in text or text.lstrip().startswith("@")) and stems(verb, frozenset()) & thing_words \
+            or verb == "entry point" and stems(entry_group(rows, number) or "", frozenset()) & thing_words
         score += weight(text, verb) * items * (NAMED_VERB if named_verb else 1)
         first = first if count > items else (header, number)
     names = "|".join(re.escape(v) for v in sorted(verbs) if v.isidentifier())

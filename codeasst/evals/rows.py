@@ -1,8 +1,9 @@
 """The rows of an eval's data file (JSONL), read and checked, and the splits they may mark.
 
 A question row: {"repo": "click", "question": "...", "expected": ["core.py"], "lang": "en", "split": "test"}.
-`split` is `tune` (rows settings may be chosen on: their figures are in-sample) or `test` (rows kept
-out of every such choice).
+`split` is `tune` (rows settings may be chosen on: their figures are in-sample), `test` (rows kept
+out of every such choice) or `fresh` (held out as `test` is, and written after `test`'s misses had been
+read: a set nobody has seen, for a figure `test` can no longer give).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from codeasst.errors import UsageError
 
-SPLITS = ("tune", "test")
+SPLITS = ("tune", "test", "fresh")
 SPLIT_CHOICES = ("all", *SPLITS)
 
 

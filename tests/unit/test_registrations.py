@@ -141,4 +141,7 @@ def test_the_code_registrations_lead_and_tests_registering_their_own_routes_are_
     found = reg.find(root, files, "where do I add an endpoint?")
     assert [s.path for s in found.sites] == ["app/routes.py"]  # six routes of a test's own app are no place to add one
     alone = reg.find(*_repo(tmp_path / "only", {"tests/test_app.py": test_app}), "where do I add an endpoint?")
-    assert [s.path for s in alone.sites] == ["tests/test_app.py"]  # where only tests register, they are shown
+    assert not alone.sites and alone.render().startswith("No place")  # a repository with no endpoint of its own
+    asked = reg.find(*_repo(tmp_path / "asked", {"tests/test_app.py": test_app}),
+                     "Where do I add an endpoint to the test app?")
+    assert [s.path for s in asked.sites] == ["tests/test_app.py"]  # asked of tests, they are shown

@@ -168,3 +168,40 @@ def test_a_file_whose_only_candidate_is_no_table_is_no_site(tmp_path):
     found = _find(tmp_path, {"app/format.py": 'error_format = (\n    "%(path)s"\n    " %(text)s"\n)\n'},
                   "Where do I add a new formatter?")
     assert not found.sites and found.render().startswith("No place in this repository registers formatters")
+
+
+def test_a_call_that_returns_a_value_is_no_table_entry(tmp_path):
+    assert lines.classify("cmd/init.go", '\tcmd := exec.Command("go", "mod", "init")') is None
+    assert lines.classify("app.py", '    Route("/users", users),') == "Route"  # an item of a table
+    assert lines.classify("app.py", 'app = Starlette(routes=[Route("/", home)])') == "Route"
+    assert lines.classify("licenses.go", '\tLicenses["mit"] = License{') == "Licenses"  # keyed into a table
+    assert lines.classify("boot.js", "axios.defaults.headers.common['X-Requested-With'] = 'x';") is None
+    root = {"cmd/root.go": 'func init() {\n\trootCmd.AddCommand(initCmd)\n\trootCmd.AddCommand(addCmd)\n}\n',
+            "cmd/init.go": 'func run() {\n\tc := exec.Command("go", "mod")\n\td := exec.Command("git", "init")\n'
+                           '\te := exec.Command("go", "get")\n}\n'}
+    assert _first(_find(tmp_path, root, "Where do I add a new subcommand?"))[0] == "cmd/root.go"
+
+
+def test_entry_points_by_their_group(tmp_path):
+    pyproject = ('[build-system]\nbuild-backend = "hatchling.build"\n\n[project.scripts]\nmk = "mk.__main__:cli"\n\n'
+                 '[project.entry-points."mk.plugins"]\nsearch = "mk.contrib.search:SearchPlugin"\n\n'
+                 '[project.entry-points."mk.themes"]\nmk = "mk.themes.mk"\nreadthedocs = "mk.themes.readthedocs"\n')
+    rows = pyproject.splitlines()
+    assert lines.entry_group(rows, rows.index('mk = "mk.themes.mk"') + 1) == "mk.themes"
+    assert lines.entry_group(rows, 2) is None  # the build backend is no entry point
+    code = "".join(f"    register('p{i}', P{i})\n" for i in range(6))
+    files = {"pyproject.toml": pyproject, "mk/plugins.py": "def load():\n" + code}
+    theme = _find(tmp_path, files, "Where do I register a new theme?")
+    assert _first(theme)[0] == "pyproject.toml" and theme.sites[0].count == 2  # the themes' group, a module each
+    assert "hatchling" not in theme.render()
+    plugin = _find(tmp_path, files, "How do I register a new plugin?")
+    assert _first(plugin)[0] == "pyproject.toml"  # the group named for plugins over six register() calls
+    one_line = 'setup(entry_points={"console_scripts": ["mk = mk.cli:main"]})\n'
+    assert lines.entry_group([one_line], 1) == "console_scripts"
+    assert lines.entry_group(["[project]", 'scripts.tox = "tox.run:run"'], 2) == "scripts"  # a dotted key
+
+
+def test_a_config_files_option_is_a_setting():
+    assert reg.kind_of("config option", "Where do I add a new config option?") == "setting"
+    assert reg.kind_of("option", "How do I add a new option to mkdocs.yml?") == "setting"
+    assert reg.kind_of("option", "Where do I add a new command-line option?") == "option"
