@@ -22,8 +22,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codeasst.answer.registration_lines import (ENTRY_FILES, PATTERN, classify, entry_group, is_keyed, is_table,
-                                                shown_verb, weight)
+from codeasst.answer.registration_lines import (
+    ENTRY_FILES,
+    PATTERN,
+    classify,
+    entry_group,
+    is_keyed,
+    is_table,
+    shown_verb,
+    weight,
+)
 from codeasst.index.roles import role_of
 from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
