@@ -32,57 +32,11 @@ from codeasst.answer.registration_lines import (
     shown_verb,
     weight,
 )
+from codeasst.answer.registration_question import KINDS, examples, kind_of, parse, word_stems
 from codeasst.index.roles import role_of
 from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
 
-# A question of where a thing goes: where/how/which file first (after an "In the X example," that
-# names a part of the repository), then a verb of adding, registering or configuring.
-OPENS = re.compile(r"^\W*(?:in\s+the\s+(?P<part>[\w./ -]+?)\s+(?:example|app|project|package|folder|module),?\s+)?"
-                   r"(?:where|how|which\s+file|in\s+which\s+file|what\s+file)\b", re.IGNORECASE)
-ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook(?:\s+up|\s+in)?|wire|plug(?:\s+in)?|"
-                  r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b", re.IGNORECASE)
-# Where the question's own clause ends: another question joined to it ("..., and what happens if ...").
-CLAUSE_END = re.compile(r"[;?]|,?\s+(?:and|but)\s+(?:what|which|how|when|where|why|if|is|are|does|do)\b|"
-                        r",\s*(?:what|which|how|when|where|why|if|so)\b", re.IGNORECASE)
-# Where no one adds and nothing is new ("where is X registered?"), only the verbs that say X is registered.
-LAST_VERBS = re.compile(r"(?:register|configure|declare|mount|wire|hook|list|plug|set\s+up|go|live|belong)(?:s|d|ed|ing)?",
-                        re.IGNORECASE)
-THING_END = re.compile(r"[?,;:()]|\s(?:to|in|into|for|so|that|with|under|on|of|such|like|say|e\.g|i\.e|from|at|"
-                       r"besides|beside|alongside|beyond|other|than|and|or|which|where|when|can|should)\b",
-                       re.IGNORECASE)
-ARTICLES = re.compile(r"^(?:(?:a|an|the|new|another|my|our|own|custom|extra|more|one|some|built-in)\s+)+",
-                      re.IGNORECASE)
-
-# What a question's X is, by the stems of its words (the last word of the thing first, then the whole
-# question's), and the verbs that register one.
-KINDS = {
-    "entry point": ({"exec", "entr", "cons", "bina"}, {"entry point"}),
-    "group": ({"grou", "blue", "subr", "cont"}, {"include_router", "register_blueprint", "Group", "group", "add_typer",
-                                                 "mount", "Mount", "Route", "add_group", "AddGroup", "use", "namespace",
-                                                 "scope"}),
-    "endpoint": ({"endp", "rout", "url", "api", "view", "webh", "http", "rest", "reso"},
-                 {"get", "post", "put", "patch", "delete", "head", "options", "route", "all", "api_route",
-                  "websocket", "add_url_rule", "add_api_route", "add_route", "add_api_websocket_route",
-                  "include_router", "register_blueprint", "mount", "handlefunc", "handle", "any", "group", "use",
-                  "Route", "Mount", "WebSocketRoute", "path", "re_path", "url", "APIRoute", "Get", "Post", "Put",
-                  "Patch", "Delete", "Method", "MethodFunc", "Group", "Handle", "HandleFunc", "RegisterMethod",
-                  "register_route", "resources", "resource", "namespace", "scope", "match", "root", "devise_for"}),
-    "command": ({"comm", "subc", "cli", "cmd", "verb"},
-                {"command", "add_command", "add_typer", "add_parser", "add_subparsers", "group", "addcommand",
-                 "AddCommand", "subcommand", "script", "entry point"}),
-    # A filter that runs before each action or request is middleware by another name.
-    "middleware": ({"midd", "filt"}, {"add_middleware", "middleware", "use", "Use", "before_action", "after_action",
-                                      "around_action", "prepend_before_action", "before_request", "after_request"}),
-    # A setting: an attribute of a settings class (pydantic's `class Settings(BaseSettings)`) or a table of them.
-    "setting": ({"sett", "conf", "envi"}, set()),
-    "option": ({"opti", "flag", "argu", "swit"}, {"add_argument", "add_option", "option", "Option", "argument",
-                                                  "Flags", "BoolVar", "StringVar", "IntVar", "PersistentFlags"}),
-    "tool": ({"tool"}, {"tool", "add_tool", "register_tool"}),
-    "plugin": ({"plug", "exte", "hook", "back", "prov", "load", "expo", "form", "rend", "repo", "chec", "rule",
-                "runn", "type", "auth"},
-               {"register", "hookimpl", "hookspec", "plugin", "add_plugin", "extension", "entry point", "impl"}),
-}
 # The words a table of them is named by (COMMANDS, urlpatterns, ROUTES, PLUGINS).
 TABLE_WORDS = {"entry point": set(), "group": {"rout", "blue"}, "endpoint": {"rout", "url", "endp", "view"},
                "command": {"comm", "cmd"}, "setting": {"sett", "conf", "envi"}, "middleware": {"midd"}, "option": {"opti", "flag"}, "tool": {"tool"},
@@ -90,12 +44,6 @@ TABLE_WORDS = {"entry point": set(), "group": {"rout", "blue"}, "endpoint": {"ro
 _KEY = re.compile(r"[\"'`]([^\"'`\n]{1,60})[\"'`]")
 SHOWN = 4  # registrations shown of a site; the rest are counted
 NAMED_VERB = 10  # a registration whose verb names the thing (RegisterMethod for a method) counts this many
-# "like Screenshot or Copy", "such as check-updates": the sites that list the very ones the question names
-# lead; names only (capitalised, or with `-`, `_` or `.`), not the words of a sentence.
-EXAMPLES = re.compile(r"\b(?:like|such\s+as|e\.g\.?|say|for\s+example|for\s+instance)\s+(?P<names>[^?;:()]+)",
-                      re.IGNORECASE)
-# A question about a configuration file's options rather than the command line's.
-CONFIGURED = re.compile(r"\b(?:config|configuration|settings?)\b|\.(?:ya?ml|toml|ini|cfg|json|env)\b", re.IGNORECASE)
 # The words of a question that name no file nor folder ("a new page": not new_account.tsx).
 COMMON = {"where", "what", "which", "how", "the", "and", "for", "with", "into", "that", "this", "new", "add", "one",
           "should", "does", "can", "register", "define", "create", "put", "another", "some", "our", "your"}
@@ -180,95 +128,9 @@ def _plural(thing: str) -> str:
     return thing if thing.endswith("s") else thing + "s"
 
 
-@dataclass(frozen=True)
-class _Asked:
-    thing: str  # the X of "where do I add X?"
-    verb: str  # how the question says it: add, register, mount, ...
-    after: str  # the question after that verb
-    part: str | None  # the folder an "in the X example" names
-
-
-def asked(question: str) -> str | None:
-    """The X of "where do I add X?" (and of "how do I register X", "where is X configured", "where
-    should a new X go"); None for any other question."""
-    found = _parse(question)
-    return found.thing if found else None
-
-
-def _parse(question: str) -> _Asked | None:
-    opened = OPENS.search(question)
-    if opened is None:
-        return None
-    # The verb of the question's own clause: "where is a schema ... looked up, and what happens if two
-    # classes are registered" asks where a lookup is, not where to register one.
-    clause = CLAUSE_END.split(question[opened.end():], maxsplit=1)[0]
-    verb = ADDS.search(clause)
-    if verb is None:
-        return None
-    fresh = re.search(r"\b(?:new|another|more)\b", clause, re.IGNORECASE)
-    someone = re.search(r"\b(?:i|we|you|one)\b", clause[:verb.start()], re.IGNORECASE)
-    last = not clause[verb.end():].strip()  # "where are middlewares added?": where they are added, as a list
-    if not (fresh or someone or LAST_VERBS.fullmatch(verb.group(0)) or last and verb.group(0).lower().startswith("add")):
-        return None  # "where is X implemented", "where is VAT added to an amount": where it is, not where one goes
-    verb_end = opened.end() + verb.end()
-    after = question[verb_end:].replace("`", "")
-    after = re.sub(r"^\s*(?:support|handling)\s+for\s+", " ", after, flags=re.IGNORECASE)  # "support for a new shell"
-    thing = ARTICLES.sub("", THING_END.split(" " + after.strip(), 1)[0].strip())
-    if not thing:  # the verb last: "where is X configured", "where should a new X go"
-        before = re.sub(r"^.*?\b(?:is|are|does|do|should|would|can|must|will)\s+", "",
-                        clause[:verb.start()].replace("`", ""), flags=re.IGNORECASE)
-        before = re.sub(r"\([^)]*\)", " ", before)  # "a new setting (an environment variable)"
-        before = re.sub(r"\s+(?:be|get|been|being|is|are)\s*$", "", before.rstrip())  # "a new X be defined"
-        parts = [p.strip() for p in THING_END.split(" " + before.strip()) if p and p.strip()]
-        # the part that ends in a word of a kind: "a new command-line option" of "... option for `http` be"
-        kinds = [p for p in parts if any(stems(p.split()[-1]) & words for words, _ in KINDS.values())]
-        fresh = [p for p in parts if re.match(r"(?:a\s+|an\s+)?(?:new|another)\b", p, re.IGNORECASE)]
-        thing = ARTICLES.sub("", (fresh or kinds or parts or [""])[-1])
-    words = [w for w in thing.split() if w.lower() not in ("i", "we", "you")]
-    return _Asked(" ".join(words[-3:]), verb.group(0), question[verb_end:], opened["part"]) if words else None
-
-
-def kind_of(thing: str, question: str = "") -> str | None:
-    """Which of KINDS the X is, by its words (the last word first: "API endpoint" is an endpoint, but a
-    new "controller's routes" is a controller), then by the question's ("a new group of API endpoints")."""
-    parsed = _parse(question)
-    phrase = re.split(r"[?,;]", re.sub(r"`[^`]*`", " ", parsed.after) if parsed else "", maxsplit=1)[0]
-    # a command line the question quotes (`cobra-cli init --license`) is an example, not the kind
-    own = re.findall(r"\b(?:new|another)\s+(\w+)'s\b", question, re.IGNORECASE)  # the new one is its owner
-    words = [*own, *reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
-             *reversed(re.findall(r"[\w-]+", re.sub(r"`[^`]*`", " ", question)))]
-    # "a config option", "an option in mkdocs.yml": what a configuration file sets, not the command line's
-    if stems(" ".join(thing.split()[-1:])) & KINDS["option"][0] and CONFIGURED.search(question):
-        return "setting"
-    for word in words:
-        found = stems(word)
-        for kind, (words, _verbs) in KINDS.items():
-            if found & words:
-                return kind
-    return None
-
-
-def word_stems(word: str) -> set[str]:
-    """A word's stems with its other number ("app": apps, INSTALLED_APPS) and, for a sub-thing, the thing
-    ("subcommand": command, AddCommand)."""
-    word = word.lower().removesuffix("'s")
-    # every part, stop words too: a thing the question names ("a custom HTTP method") is no filler
-    out = set().union(*(stems(w, frozenset()) for w in (word, word + "s", word.removesuffix("s"))))
-    return out | (word_stems(word[3:]) if word.startswith("sub") and len(word) > 6 else set())
-
-
-def examples(question: str) -> set[str]:
-    """The existing Xs a question names ("like Screenshot or Copy": screenshot, copy), letters and digits
-    only, lower case; names only, not the words of a sentence ("such as one that lists ...")."""
-    found = EXAMPLES.search(question.replace("`", ""))
-    names = re.findall(r"[\w./-]+", found["names"]) if found else []
-    return {re.sub(r"\W|_", "", n).lower() for n in names
-            if len(n) >= 3 and (re.search(r"[A-Z]", n) or re.search(r"\w[-_.]\w", n))}
-
-
 def find(root: Path, files: list[str], question: str) -> Registrations | None:
     """Where the Xs the question asks to add are registered; None where it asks no such thing."""
-    parsed = _parse(question)
+    parsed = parse(question)
     if parsed is None:
         return None
     thing = parsed.thing

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from codeasst.answer import registration_question as rq
 from codeasst.answer import registrations as reg
 
 ROUTES = '''from fastapi import APIRouter
@@ -79,9 +80,21 @@ def _repo(tmp_path: Path, files: dict[str, str]) -> tuple[Path, list[str]]:
     ("Where should a new exporter be defined?", "exporter"),
     ("Where are the cli and cli-admin executables declared?", "cli-admin executables"),
     ("What does add_item return?", None),
+    # as users phrase it: what they want, then where
+    ("I need an endpoint that archives an item. Where are the items API's endpoints defined?", "items API's endpoints"),
+    ("If I wanted to add a new tox subcommand like `tox list`, how would I wire it in?", "tox subcommand"),
+    ("Can you show me where web routes are declared? I need to add one.", "web routes"),
+    ("I'd like to give flake8 a new command-line option. Which file should it be defined in?", "command-line option"),
+    ("Where does the project set up its middleware? I'd like to add one.", "middleware"),
+    ("What's the right place to declare a new environment variable setting?", "environment variable setting"),
+    ("How would I make `zoxide init` support another shell?", "shell"),
+    ("I'm adding an /orders group. Where does the new router get hooked up?", "router"),
+    ("I need to change the parser. Where is it defined?", None),  # no new one wanted
+    ("I want to understand the cache. Where is it invalidated?", None),
+    ("Where is the Foo class defined?", None),
 ])
 def test_the_question_names_what_to_add(question, thing):
-    assert reg.asked(question) == thing
+    assert rq.asked(question) == thing
 
 
 def test_routes_lead_with_where_they_are_registered_and_one_to_copy(tmp_path):

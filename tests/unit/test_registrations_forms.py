@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeasst.answer import registration_lines as lines
+from codeasst.answer import registration_question as rq
 from codeasst.answer import registrations as reg
 
 
@@ -71,7 +72,7 @@ def test_a_new_controllers_routes_are_mounted_where_the_routers_are(tmp_path):
     articles = "".join(f"router.get('/articles/{i}', handler);\n" for i in range(6))
     found = _find(tmp_path, {"src/routes/routes.ts": routes, "src/routes/article.controller.ts": articles},
                   "Where do I register a new controller's routes, for example a notifications controller?")
-    assert reg.kind_of(found.thing, "Where do I register a new controller's routes?") == "group"
+    assert rq.kind_of(found.thing, "Where do I register a new controller's routes?") == "group"
     assert _first(found)[0] == "src/routes/routes.ts"
 
 
@@ -119,7 +120,7 @@ def test_a_file_named_for_its_table_and_a_settings_class(tmp_path):
     found = _find(tmp_path / "api", {"backend/app/core/config.py": config, "backend/pyproject.toml":
                                      '[project.scripts]\napp = "app.main:run"\n'},
                   "Where is a new backend setting (an environment variable) configured?")
-    assert reg.kind_of(found.thing, "Where is a new backend setting configured?") == "setting"
+    assert rq.kind_of(found.thing, "Where is a new backend setting configured?") == "setting"
     assert _first(found) == ("backend/app/core/config.py", 4, 8) and found.sites[0].count == 2
 
 
@@ -202,6 +203,6 @@ def test_entry_points_by_their_group(tmp_path):
 
 
 def test_a_config_files_option_is_a_setting():
-    assert reg.kind_of("config option", "Where do I add a new config option?") == "setting"
-    assert reg.kind_of("option", "How do I add a new option to mkdocs.yml?") == "setting"
-    assert reg.kind_of("option", "Where do I add a new command-line option?") == "option"
+    assert rq.kind_of("config option", "Where do I add a new config option?") == "setting"
+    assert rq.kind_of("option", "How do I add a new option to mkdocs.yml?") == "setting"
+    assert rq.kind_of("option", "Where do I add a new command-line option?") == "option"
