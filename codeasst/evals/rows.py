@@ -13,7 +13,7 @@ from pathlib import Path
 
 from codeasst.errors import UsageError
 
-SPLITS = ("tune", "test", "fresh")
+SPLITS = ("tune", "test", "fresh", "fresh2")
 SPLIT_CHOICES = ("all", *SPLITS)
 
 
