@@ -46,6 +46,7 @@ WANTS = re.compile(r"\b(?:i|we)(?:'d|\s+would|'m|\s+am|\s+are)?\s+(?:want|wanted
 WANT_THING = re.compile(r"\b(?:new|another)\s+(?P<new>[^.?!]+)|\b(?:want|wanted|like|need|adding|add|wrote|written|ship)"
                         r"\s+(?:to\s+(?:add|ship|write|create|register)\s+)?(?:a|an)\s+(?P<one>[^.?!]+)", re.IGNORECASE)
 # The words that stand for the X rather than name it ("how would I wire it in?").
+VERB_WITHIN = 10  # words: a verb further into the clause is not what it asks
 PRONOUNS = {"it", "one", "them", "they", "those", "these", "that", "this"}
 
 # What a question's X is, by the stems of its words (the last word of the thing first, then the whole
@@ -135,7 +136,8 @@ def _clause(question: str, at: int, wanted: tuple[str, str] | None, opens: bool)
     # classes are registered" asks where a lookup is, not where to register one.
     clause = CLAUSE_END.split(question[at:], maxsplit=1)[0]
     made = MAKES.search(clause)
-    verb = ADDS.search(clause) or (TAKES.search(clause, made.start("verb")) if made else None)
+    verb = next((m for m in ADDS.finditer(clause) if _asks_with(clause[:m.start()])), None) or \
+        (TAKES.search(clause, made.start("verb")) if made else None)
     if verb is None:
         return None
     fresh = re.search(r"\b(?:new|another|more)\b", clause, re.IGNORECASE)
@@ -157,6 +159,13 @@ def _clause(question: str, at: int, wanted: tuple[str, str] | None, opens: bool)
         words, after = wanted[0].split(), wanted[1]
         return " ".join(words[-3:]), verb.group(0), " " + after
     return " ".join(words[-3:]), verb.group(0), question[verb_end:]
+
+
+def _asks_with(before: str) -> bool:
+    """Whether a verb after `before` is the clause's own: near its start ("where should a new option for
+    `http` be defined"), not a relative clause's ("how does the mixin class that adds ... ensure")."""
+    words = before.split()
+    return len(words) <= VERB_WITHIN and not (words and words[-1].lower() in ("that", "which", "who"))
 
 
 def _before_verb(before: str) -> str:
