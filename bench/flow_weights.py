@@ -109,6 +109,7 @@ def variants():
             "file x4": checking_constant("FILE_WEIGHT", 4.0), "file x0": checking_constant("FILE_WEIGHT", 0.0),
             "other file": checking_constant("OTHER_FILE", True),
             "no named definitions first": ask_constant("NAMED_FIRST", False),
+            "flow not cited": ask_constant("FLOW_CITED", False),
             "named x0": checking_constant("NAMED_WEIGHT", 0.0), "named x3": checking_constant("NAMED_WEIGHT", 3.0),
             "one file's lead, no file signal": lambda: (checking_constant("OTHER_FILE", False)(),
                                                         checking_constant("FILE_WEIGHT", 0.0)(), lead_of(2)(),

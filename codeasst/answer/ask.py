@@ -46,6 +46,8 @@ DEFINITION_LINES = 20
 # NAMED_NAMES names it writes as code, each naming at most NAMED_PER_NAME definitions (tune, 44 keyed
 # rows, lead alone: fact recall 0.407 -> 0.430, correct 0.205 -> 0.227; SWE-QA's files shown unchanged).
 NAMED_FIRST, NAMED_NAMES, NAMED_PER_NAME = True, 3, 2
+# The flow's steps and callers are places the answer shows, cited as the lead's definitions are.
+FLOW_CITED = True
 
 
 
@@ -134,6 +136,7 @@ class _Plan:
     graph: CodeGraph | None = None  # for the relation check, closed when the answer ends
     excerpt_outlines: dict[int, list] = field(default_factory=dict)  # by excerpt number, for the line check
     registered: list[tuple[str, int, int]] = field(default_factory=list)  # the registrations the lead shows
+    flowed: list[tuple[str, int, int]] = field(default_factory=list)  # the places the flow shows
 
 
 def ask(services: Services, question: str, stdin_text: str | None = None, *,
@@ -210,6 +213,7 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         outlines = _outlines(services, plan.graph, places + [(d.path, d.line, d.end_line) for d in steps],
                              cfg.outline_lines, Focus.of(bounded))
         answer.outlines = [o.to_json() for o in outlines.values()]
+        plan.flowed = path.places() if path and FLOW_CITED else []
         plan.lead = ((where.render() if where is not None else "") + _missing_note(missing)
                      + checking.render_lead(plan.definitions, outlines) + (path.render(outlines) if path else ""))
         plan.excerpt_outlines = _excerpt_outlines(services, plan.graph, answer)
@@ -420,6 +424,8 @@ def _settle_citations(services: Services, answer: Answer, plan: _Plan, model_tex
                       for d in plan.definitions]
             listed += [Citation(path, line, end, True, "codeasst's registration listing", attached=True)
                        for path, line, end in plan.registered]
+            listed += [Citation(path, line, end, True, "codeasst's flow through the code graph", attached=True)
+                       for path, line, end in plan.flowed]
             held = [Citation(path, line, line, True, "the line this sentence was checked against")
                     for path, line in checker.places]
             answer.citations = new_places(listed + held, [])

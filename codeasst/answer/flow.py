@@ -76,6 +76,13 @@ class Flow:
                                                  for e in seen[:MAX_CALLERS]))
         return "\n".join(out) + "\n\n"
 
+    def places(self) -> list[tuple[str, int, int]]:
+        """What `render` shows, as (path, line, end line): each step of the chain and each caller's line;
+        none where it shows nothing."""
+        if len(self.chain) < 2 and not self.callers:
+            return []
+        return [(d.path, d.line, d.end_line) for d in self.chain] + [(e.path, e.line, e.line) for e in self.callers]
+
 
 def _short(qname: str) -> str:
     """`pkg.mod.Class.meth` -> `Class.meth`; `pkg.mod.func` -> `func` (the path says the rest)."""

@@ -55,6 +55,8 @@ def test_a_where_used_question_lists_the_callers_without_the_model(make_repo):
     answer = run_json("ask", "Where is place_order used?", "-C", str(root), env={"CODEASST_ASK__MODEL": "none"})
     assert "Called by: `checkout` (shop/api.py:5)" in answer["answer"], answer["answer"]
     assert answer["generated_tokens"] == 0 and answer["prompt_tokens"] is None and not answer["abstained"]
+    cited = {(c["path"], c["start_line"]) for c in answer["citations"] if c["verified"]}
+    assert ("shop/api.py", 5) in cited, answer["citations"]  # what the flow shows is cited as the lead's sources
 
 
 @pytest.mark.slow
