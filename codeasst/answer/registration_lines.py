@@ -36,6 +36,12 @@ _SEP = r"(?:\.|::|->)"  # a method call, a static (PHP) or path (Rust) call, PHP
 # (a space before `=`: JSX's `style={` is an attribute)
 _NAMED_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<verb>[A-Za-z_]\w*)(?::[^=]+)?\s:?=\s*"
                           r"(?:map\[[^\]]+\][\w.*\[\]]+\s*|\[\][\w.*]+\s*)?[\[{(]\s*$")
+# The same with its first item on the opening line and the rest hanging under it:
+# `shells = {'bash': Bash,` / `DEFAULT_SETTINGS = {'rules': DEFAULT_RULES,`.
+_HANGING_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<verb>[A-Za-z_]\w*)(?::[^=]+)?\s:?=\s*"
+                            r"[\[{]\s*[\"'\w].*,\s*$")
+# A table as a struct's field, typed: Go's `Commands: []*cli.Command{` (an object's `plugins: [` may be anything).
+_FIELD_TABLE = re.compile(r"^\s*(?P<verb>[A-Za-z_]\w*)\s*:\s*(?:\[\][\w.*]+|map\[[^\]]+\][\w.*\[\]]+)\s*\{\s*$")
 _ENUM = re.compile(r"^\s*(?:pub(?:\([\w:]+\))?\s+|export\s+)?(?:const\s+)?enum\s+(?P<verb>[A-Za-z_]\w*)\b[^{;]*\{\s*$")
 # A class named for what its attributes are (`class Settings(BaseSettings):`), read where settings are asked.
 _CLASS = re.compile(r"^\s*class\s+(?P<verb>[A-Za-z_]\w*)\s*[(:]")
@@ -56,6 +62,8 @@ PATTERN = "(?-u)" + "|".join([
     r"\b(?:Route|Mount|WebSocketRoute|path|re_path|url|APIRoute)\(\s*r?[\"'/]",  # a route table's entry
     r"\b[A-Z][A-Za-z]*\(\s*r?[\"']",  # a table's entry made by name: Tool("search", ...), Command("x", ...)
     _NAMED_TABLE.pattern.replace("(?P<verb>", "(?:"),  # a literal table
+    _HANGING_TABLE.pattern.replace("(?P<verb>", "(?:"),  # one whose items hang under its first
+    _FIELD_TABLE.pattern.replace("(?P<verb>", "(?:"),  # a struct's field or an object's property
     _ENUM.pattern.replace("(?P<verb>", "(?:"),  # an enum
     _RETURNED_TABLE.pattern,  # a file that returns its table
     _KEYED.pattern.replace("(?P<verb>", "(?:"),  # an entry keyed into a table
@@ -92,6 +100,8 @@ _CFG_GROUP = re.compile(r"^(?P<name>[\w.-]+)\s*=\s*$")
 _PY_GROUP = re.compile(r"[\"'](?P<name>[\w.-]+)[\"']\s*:\s*[\[(]")
 ENTRY_SECTIONS = re.compile(r"entry.points|scripts|plugins", re.IGNORECASE)
 ENTRY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "package.json")
+# A configuration file's keys are its data (`commands = [` in tox.toml), not a table of registrations.
+DATA_FILES = (".toml", ".yaml", ".yml", ".ini", ".cfg", ".json")
 
 
 def classify(path: str, text: str, kind: str | None = None, following: str = "") -> str | None:
@@ -117,7 +127,7 @@ def classify(path: str, text: str, kind: str | None = None, following: str = "")
         (_CLASS.match(text) if kind == "setting" else None)
     if match:
         return match.group("verb")
-    return _table(name, text)
+    return None if name.endswith(DATA_FILES) else _table(name, text)
 
 
 def entry_group(rows: list[str], number: int) -> str | None:
@@ -156,7 +166,7 @@ def _table(name: str, text: str) -> str | None:
     match = _REGISTRY.search(text)
     if match:
         return "register"
-    match = _NAMED_TABLE.match(text) or _ENUM.match(text)
+    match = _NAMED_TABLE.match(text) or _ENUM.match(text) or _HANGING_TABLE.match(text) or _FIELD_TABLE.match(text)
     if match:
         return match.group("verb")
     if _RETURNED_TABLE.match(text):
@@ -170,7 +180,13 @@ def _table(name: str, text: str) -> str | None:
 
 def is_table(text: str) -> bool:
     """Whether the line opens a literal table (named, an enum, or a file's returned one) rather than a call."""
-    return bool(_NAMED_TABLE.match(text) or _ENUM.match(text) or _RETURNED_TABLE.match(text) or _CLASS.match(text))
+    return bool(_NAMED_TABLE.match(text) or _ENUM.match(text) or _RETURNED_TABLE.match(text) or _CLASS.match(text)
+                or _HANGING_TABLE.match(text) or _FIELD_TABLE.match(text))
+
+
+def is_hanging(text: str) -> bool:
+    """Whether the line opens a table with its first item on it (`shells = {'bash': Bash,`)."""
+    return _HANGING_TABLE.match(text) is not None
 
 
 def is_keyed(text: str) -> bool:

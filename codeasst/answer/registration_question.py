@@ -25,6 +25,10 @@ ASKS = re.compile(r"(?:^|(?<=[.?!,;:])\s+|\b(?:me|us|know)\s+)\W*(?:where|how|wh
                   r"what\s+file|what(?:'s|\s+is)\s+the\s+(?:right|best|usual)\s+place)\b", re.IGNORECASE)
 ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook|wire|plug|attach|"
                   r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b", re.IGNORECASE)
+# "Where is the list of supported shells?", "where's the table of handlers": where the Xs are listed.
+LISTS = re.compile(r"^(?:'s|\s+is|\s+are)\s+the\s+(?:list|table|registry|map|set|array)\s+of\s+(?:the\s+)?"
+                   r"(?:supported\s+|available\s+|known\s+|existing\s+|registered\s+|built-in\s+)?(?P<thing>[^?.!;]+)",
+                   re.IGNORECASE)
 # "How would I make `zoxide init` support another shell?": a new thing it takes (not "how can I accept both").
 MAKES = re.compile(r"\bmake\s+[^?]{1,60}?\s(?P<verb>support|accept|handle|recogni[sz]e)s?\b", re.IGNORECASE)
 TAKES = re.compile(r"(?:support|accept|handle|recogni[sz]e)s?\b", re.IGNORECASE)
@@ -64,7 +68,7 @@ KINDS = {
                   "Patch", "Delete", "Method", "MethodFunc", "Group", "Handle", "HandleFunc", "RegisterMethod",
                   "register_route", "resources", "resource", "namespace", "scope", "match", "root", "devise_for"}),
     "command": ({"comm", "subc", "cli", "cmd", "verb"},
-                {"command", "add_command", "add_typer", "add_parser", "add_subparsers", "group", "addcommand",
+                {"command", "add_command", "add_typer", "add_parser", "add_subparsers", "group", "addcommand", "register",
                  "AddCommand", "subcommand", "script", "entry point"}),
     # A filter that runs before each action or request is middleware by another name.
     "middleware": ({"midd", "filt"}, {"add_middleware", "middleware", "use", "Use", "before_action", "after_action",
@@ -135,6 +139,11 @@ def _clause(question: str, at: int, wanted: tuple[str, str] | None, opens: bool)
     # The verb of the question's own clause: "where is a schema ... looked up, and what happens if two
     # classes are registered" asks where a lookup is, not where to register one.
     clause = CLAUSE_END.split(question[at:], maxsplit=1)[0]
+    listed = LISTS.match(clause)
+    if listed:  # "where is the list of supported shells?": where the Xs are listed
+        thing = ARTICLES.sub("", THING_END.split(" " + listed["thing"].strip(), 1)[0].strip())
+        done = thing.split()[-1].lower().endswith("ed") if thing else True  # "the list of users sorted"
+        return None if done else (thing, "list", clause[listed.start("thing"):])
     made = MAKES.search(clause)
     verb = next((m for m in ADDS.finditer(clause) if _asks_with(clause[:m.start()])), None) or \
         (TAKES.search(clause, made.start("verb")) if made else None)
@@ -194,6 +203,8 @@ def kind_of(thing: str, question: str = "") -> str | None:
     own = re.findall(r"\b(?:new|another)\s+(\w+)'s\b", question, re.IGNORECASE)  # the new one is its owner
     words = [*own, *reversed(thing.split()), *reversed(re.findall(r"[\w-]+", phrase)),
              *reversed(re.findall(r"[\w-]+", re.sub(r"`[^`]*`", " ", question)))]
+    if parsed and parsed.verb == "list":  # "the list of supported shells": a table of them, whatever holds it
+        words = thing.split()[::-1]
     # "a config option", "an option in mkdocs.yml": what a configuration file sets, not the command line's
     if stems(" ".join(thing.split()[-1:])) & KINDS["option"][0] and CONFIGURED.search(question):
         return "setting"

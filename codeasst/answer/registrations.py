@@ -27,6 +27,7 @@ from codeasst.answer.registration_lines import (
     PATTERN,
     classify,
     entry_group,
+    is_hanging,
     is_keyed,
     is_table,
     shown_verb,
@@ -44,6 +45,8 @@ TABLE_WORDS = {"entry point": set(), "group": {"rout", "blue"}, "endpoint": {"ro
 _KEY = re.compile(r"[\"'`]([^\"'`\n]{1,60})[\"'`]")
 SHOWN = 4  # registrations shown of a site; the rest are counted
 NAMED_VERB = 10  # a registration whose verb names the thing (RegisterMethod for a method) counts this many
+# What a table or class named with a setting's word is not: an error's class (`ConfigFileError`).
+NOT_SETTINGS = {"erro", "exce", "warn"}
 # The words of a question that name no file nor folder ("a new page": not new_account.tsx).
 COMMON = {"where", "what", "which", "how", "the", "and", "for", "with", "into", "that", "this", "new", "add", "one",
           "should", "does", "can", "register", "define", "create", "put", "another", "some", "our", "your"}
@@ -152,7 +155,7 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         group = _group(root, path, number, rows) if verb == "entry point" else ""
         if group is None:
             continue  # a module named outside any entry-point table: `build-backend = "hatchling.build"`
-        if verb and (_asked_for(path, text, verb, kind is None, verbs, wanted, named) or stems(group) & wanted):
+        if verb and (_asked_for(path, text, verb, kind, verbs, wanted, named) or stems(group) & wanted):
             by_file[path].append((number, text, verb))
     last = word_stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
     last -= KINDS["option"][0] if kind == "setting" else set()
@@ -170,6 +173,9 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     folder = {parsed.part.lower()} if parsed.part else named
     inside = {s.path: len({p.lower() for p in Path(s.path).parts[:-1]} & folder) for s in sites}
     sites = [s for s in sites if inside[s.path] == max(inside.values(), default=0)]
+    # a folder the question writes as a path ("(templates/app-ts)"): the sites under it, where some are
+    under = [s for s in sites if any(s.path.startswith(p.rstrip("/") + "/") for p in _paths(question))]
+    sites = under or sites
     sites.sort(key=lambda s: (-s.score, s.path))
     sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
     found = Registrations(thing, sites)
@@ -177,6 +183,11 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         found.pattern = _pattern(root, sites[0])
         found.also = _also(root, files, found.pattern, {s.path for s in sites})
     return found
+
+
+def _paths(question: str) -> list[str]:
+    """The folders a question writes as paths: `templates/app`, `src/routes/` (not `/api/v3`, a route)."""
+    return [p for p in re.findall(r"(?<![\w/])[A-Za-z_][\w.-]*(?:/[\w.-]+)+/?", question) if "." not in p.rsplit("/", 1)[-1]]
 
 
 def _group(root: Path, path: str, number: int, rows: dict[str, list[str]]) -> str | None:
@@ -188,14 +199,29 @@ def _group(root: Path, path: str, number: int, rows: dict[str, list[str]]) -> st
     return group if group is not None or Path(path).name == "package.json" else None
 
 
-def _asked_for(path: str, text: str, verb: str, no_kind: bool, verbs: set[str], wanted: set[str],
+def _asked_for(path: str, text: str, verb: str, kind: str | None, verbs: set[str], wanted: set[str],
                named: set[str]) -> bool:
     """Whether a registration is of the X asked: its verb registers one, or names them (a table named for
     them); a thing of no kind ("a link") goes in a table of the file the question names too ("in the
     sidebar": AppSidebar.tsx's items). A test's table (`JOBS = {...}`) is its data, not a place."""
     if is_table(text) and role_of(path) in ("test", "fixture"):
         return False
-    return verb in verbs or bool(stems(verb) & wanted) or no_kind and is_table(text) and _named(path, named)
+    if kind == "setting" and (not (is_table(text) or is_keyed(text)) or _head(verb) & NOT_SETTINGS):
+        return False  # declared in a table or a class; `@default_settings` uses them, `ConfigFileError` is none
+    return verb in verbs and not is_table(text) or bool(stems(verb) & wanted) and not _other_kind(verb, kind) \
+        or kind is None and is_table(text) and _named(path, named)
+
+
+def _head(name: str) -> set[str]:
+    """The stems of what a name names, its last word (`SettingsModel`, `MkDocsConfig`: settings, config)."""
+    parts = [p for p in STEM.findall(name) if p.lower() not in ("model", "base", "schema", "class")]
+    return stems(parts[-1], frozenset()) if parts else set()
+
+
+def _other_kind(verb: str, kind: str | None) -> bool:
+    """Whether a name that shares a word with the X is of another kind by its last word, the thing it
+    names (`load_extension_option` is an option, not an extension)."""
+    return any(_head(verb) & words for other, (words, _) in KINDS.items() if other != kind)
 
 
 def _named(path: str, named: set[str]) -> bool:
@@ -247,6 +273,8 @@ def _listed_items(rows: list[str], number: int) -> tuple[int, int]:
     many, and the line they end on; else one and `number`."""
     if 0 < number <= len(rows) and re.match(r"\s*class\s.*:$", rows[number - 1].rstrip()):
         return _class_items(rows, number)
+    if 0 < number <= len(rows) and is_hanging(rows[number - 1]):
+        return _hanging_items(rows, number)
     if not 0 < number <= len(rows) or not rows[number - 1].rstrip().endswith(("(", "[", "{")):
         return 1, number
     indent, items, last = _indent(rows[number - 1]), 0, number
@@ -260,6 +288,22 @@ def _listed_items(rows: list[str], number: int) -> tuple[int, int]:
             items += 1
         last = i + 1
     return 1 if single else max(items, 1), last
+
+
+def _hanging_items(rows: list[str], number: int) -> tuple[int, int]:
+    """A table whose first item is on its opening line and the rest hang under it: how many, and the
+    line it closes on."""
+    indent, items = _indent(rows[number - 1]), 1
+    for i in range(number, min(len(rows), number + 400)):
+        row = rows[i].strip()
+        if not row or row.startswith(("#", "//")):
+            continue
+        if _indent(rows[i]) <= indent:
+            return items, i
+        items += 1
+        if row.endswith(("}", "]", ")")) and not row.endswith(("},", "],", "),")):
+            return items, i + 1
+    return items, number
 
 
 def _class_items(rows: list[str], number: int) -> tuple[int, int]:

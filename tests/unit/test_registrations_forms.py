@@ -191,7 +191,7 @@ def test_entry_points_by_their_group(tmp_path):
     assert lines.entry_group(rows, rows.index('mk = "mk.themes.mk"') + 1) == "mk.themes"
     assert lines.entry_group(rows, 2) is None  # the build backend is no entry point
     code = "".join(f"    register('p{i}', P{i})\n" for i in range(6))
-    files = {"pyproject.toml": pyproject, "mk/plugins.py": "def load():\n" + code}
+    files = {"pyproject.toml": pyproject, "mk/loader.py": "def load():\n" + code}
     theme = _find(tmp_path, files, "Where do I register a new theme?")
     assert _first(theme)[0] == "pyproject.toml" and theme.sites[0].count == 2  # the themes' group, a module each
     assert "hatchling" not in theme.render()
@@ -206,3 +206,47 @@ def test_a_config_files_option_is_a_setting():
     assert rq.kind_of("config option", "Where do I add a new config option?") == "setting"
     assert rq.kind_of("option", "How do I add a new option to mkdocs.yml?") == "setting"
     assert rq.kind_of("option", "Where do I add a new command-line option?") == "option"
+
+
+def test_a_table_whose_items_hang_under_its_first_and_a_go_structs_field(tmp_path):
+    shells = "shells = {'bash': Bash,\n          'fish': Fish,\n          'zsh': Zsh}\n\n\ndef get():\n    pass\n"
+    found = _find(tmp_path, {"app/shells/__init__.py": shells, "app/other.py": HELPERS},
+                  "How do I add support for a new shell, like nushell?")
+    assert _first(found) == ("app/shells/__init__.py", 1, 3) and found.sites[0].count == 3
+    build = ('app := &cli.Command{\n\tName: "builder",\n\tCommands: []*cli.Command{\n\t\t{Name: "vet"},\n'
+             '\t\t{Name: "test"},\n\t},\n}\n')
+    assert lines.classify("build.go", "\tCommands: []*cli.Command{") == "Commands"
+    assert lines.classify("vite.config.js", "  plugins: [") is None  # an object's property may be anything
+    assert lines.classify("tox.toml", "commands = [") is None  # a configuration file's key is its data
+    assert _first(_find(tmp_path / "go", {"scripts/build.go": build}, "Where do I add a new command?"))[0] \
+        == "scripts/build.go"
+
+
+def test_where_is_the_list_of_things(tmp_path):
+    assert rq.asked("I want completions for elvish too. Where is the list of supported shells?") == "shells"
+    assert rq.asked("Where is the list of users sorted?") is None
+    completion = ('var (\n\tshellCompletions = map[string]render{\n\t\t"bash": bash,\n\t\t"zsh": zsh,\n\t}\n)\n')
+    found = _find(tmp_path, {"completion.go": completion, "cmd.go": "func init() {\n" + "\troot.AddCommand(x)\n" * 4 + "}\n"},
+                  "I want the `gen` command to do elvish. Where is the list of supported shells?")
+    assert _first(found)[0] == "completion.go"  # the shells' table, not the commands the sentence names
+
+
+def test_a_folder_the_question_writes_as_a_path_leads(tmp_path):
+    app = "fastify.register(AutoLoad, {\n  dir: 'plugins',\n})\nfastify.get('/', home)\n"
+    files = {"templates/app/app.js": app, "templates/app-ts/src/app.ts": app,
+             "templates/app-ts/src/more.ts": app + "fastify.get('/x', x)\n"}
+    found = _find(tmp_path, files, "In the JavaScript app template (templates/app), how do I register a new route?")
+    assert _first(found)[0] == "templates/app/app.js"
+
+
+def test_settings_are_declared_by_a_table_or_a_class_named_for_them(tmp_path):
+    errors = "".join(f"class Config{i}Error(Exception):\n    code = {i}\n    kind = 'x'\n\n" for i in range(5))
+    settings = ("class SettingsModel(BaseModel):\n    defaults: dict = {}\n    trust: set = set()\n")
+    uses = "@default_settings({'x': 1})\ndef match(command):\n    pass\n"
+    found = _find(tmp_path, {"app/errors.py": errors, "app/settings.py": settings, "app/rules.py": uses},
+                  "Where do I add a new user setting to the app's settings.yml?")
+    assert _first(found)[0] == "app/settings.py"  # not the errors named for config, nor a decorator using settings
+    ext = "".join(f"@load_extension_option\ndef c{i}():\n    pass\n" for i in range(6))
+    hooks = "@hookspec\ndef register_commands(cli):\n    pass\n"
+    found = _find(tmp_path / "h", {"app/cli.py": ext, "app/hookspecs.py": hooks}, "How do I add a new plugin hook?")
+    assert _first(found)[0] == "app/hookspecs.py"  # `load_extension_option` is an option, not an extension
