@@ -35,6 +35,10 @@ def test_where_to_add_an_endpoint_or_a_command_leads_with_their_registrations(tm
 
     command = run_json("ask", "where do I add a command?", "-C", str(root), env=NONE)
     assert command["registrations"]["places"][0]["path"].startswith("codeasst/cli/"), command["answer"]
+    # as a user phrases it: what is wanted, then where
+    wanted = run_json("ask", "I need an endpoint that lists the indexed files. Where are the server's routes defined?",
+                      "-C", str(root), env=NONE)
+    assert wanted["registrations"]["places"][0]["path"].startswith("codeasst/serve/"), wanted["answer"]
 
     # its schema migrations are a table named for them (index/manifest.py's _MIGRATIONS); cron jobs it has none
     migration = run_json("ask", "Where do I add a database migration?", "-C", str(root), env=NONE)
