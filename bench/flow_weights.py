@@ -147,6 +147,17 @@ def keyed(split: str, folder: Path, where: bool = False, shown: bool = False) ->
     return out
 
 
+def first_phase(files: list[Path]) -> None:
+    """Each repository of the rows indexed as `codeasst index` returns: every chunk with the static model's
+    vector (MiniLM's left waiting, as its background process would have them)."""
+    from codeasst.evals.repos import repo_dir
+    from codeasst.evals.rows import load_rows
+    from codeasst.services import build_services
+
+    for spec in dict.fromkeys(r["repo"] for path in files for r in load_rows(path)):
+        build_services(repo_dir(spec, ROOT), {}).indexer().run(final=False)
+
+
 def run(name: str, split: str, files: list[Path]) -> dict:
     """One variant, in a process of its own (a variant patches module constants)."""
     from codeasst.evals import ask as eval_ask
@@ -170,13 +181,17 @@ def run(name: str, split: str, files: list[Path]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="tune", choices=("tune", "test", "fresh", "fresh2"))
+    parser.add_argument("--split", default="tune", choices=("tune", "test", "fresh", "fresh2", "fresh3"))
     parser.add_argument("--variant", help="run one variant here (used by the driver)")
     parser.add_argument("--files", nargs="*", type=Path)
     parser.add_argument("--only", nargs="*", help="these variants only")
     parser.add_argument("--where", action="store_true", help="the 'where do I add X?' rows instead")
     parser.add_argument("--shown", action="store_true",
                         help="every SWE-QA row instead, with the files the answer shows (bench/shown_files.py)")
+    parser.add_argument("--indexed", action="store_true",
+                        help="first index each repository as `codeasst index` leaves it: every chunk with the first "
+                             "phase's (static) vectors; without it the eval indexes as `ask` does on a repository "
+                             "never indexed (words first where more chunks wait than index.search_embed_limit)")
     args = parser.parse_args()
     os.environ["CODEASST_ASK__MODEL"] = "none"
     if args.variant:
@@ -186,6 +201,8 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         files = keyed(args.split, Path(tmp), args.where, args.shown)  # no self@COMMIT rows: they resolve from any folder
+        if args.indexed:
+            first_phase(files)
         for name in args.only or [*variants(), "no flow"]:
             done = subprocess.run([sys.executable, __file__, "--split", args.split, "--variant", name,
                                    "--files", *map(str, files)], capture_output=True, text=True, check=False)

@@ -24,7 +24,8 @@ from pathlib import Path
 
 VERBS = r"(?:add_url_rule|add_api_route|add_route|add_api_websocket_route|include_router|register_blueprint|" \
         r"add_command|add_typer|add_parser|add_subparsers|register\w*|add_tool|add_middleware|add_argument|" \
-        r"add_option|add_plugin|add_\w+_env|HandleFunc|Handle|AddCommand|RegisterMethod|mount|command)"
+        r"add_option|add_plugin|add_\w+_env|HandleFunc|Handle|AddCommand|RegisterMethod|mount|command|subcommand|option|" \
+        r"argument|hook|addHook|add_hook)"
 HTTP = r"(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group|Get|Post|" \
        r"Put|Patch|Delete|Route|Mount|Method|MethodFunc|Use|With)"
 # Ruby's class-level DSL (Rails' routes and controller filters): a verb, a space, then a symbol or a path.
@@ -67,6 +68,7 @@ PATTERN = "(?-u)" + "|".join([
     _ENUM.pattern.replace("(?P<verb>", "(?:"),  # an enum
     _RETURNED_TABLE.pattern,  # a file that returns its table
     _KEYED.pattern.replace("(?P<verb>", "(?:"),  # an entry keyed into a table
+    rf"^\s*[A-Za-z_]\w*\s*=\s*[\w.]+{_SEP}{VERBS}\s*$",  # a registrar's method bound to a name: `opt = p.add_argument`
     _CLASS.pattern.replace("(?P<verb>", "(?:"),  # a class: a settings class's attributes are its settings
     r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
     r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][A-Za-z_]\w*(?:\.\w+)+[\"']\s*$",  # a module as an entry point (a theme)
@@ -91,6 +93,7 @@ _ROUTE_ARG = re.compile(r"\(\s*r?[\"'`]/")
 _STRING_ARG = re.compile(r"\(\s*r?[\"'`]")
 # `.use(articlesController)`: a router handed over by name mounts its routes (`.use(cors())` is middleware).
 _ROUTER_ARG = re.compile(r"\(\s*[A-Za-z_$][\w$.]*\s*\)")
+_ALIAS = re.compile(rf"^\s*(?P<name>[A-Za-z_]\w*)\s*=\s*[\w.]+{_SEP}(?P<verb>{VERBS})\s*$")
 _ENTRY = re.compile(r"[\w.]+:[\w.]+[\"']")
 _MODULE_ENTRY = re.compile(r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][A-Za-z_]\w*(?:\.\w+)+[\"']\s*$")
 # The group an entry point is listed under: a TOML or INI table (`[project.entry-points."mkdocs.themes"]`,
@@ -128,6 +131,13 @@ def classify(path: str, text: str, kind: str | None = None, following: str = "")
     if match:
         return match.group("verb")
     return None if name.endswith(DATA_FILES) else _table(name, text)
+
+
+def alias_of(text: str) -> tuple[str, str] | None:
+    """(name, verb) where the line binds a registrar's method to a name (`opt = parser.add_argument`):
+    the name's calls (`opt("--debug", ...)`) register as the verb does."""
+    found = _ALIAS.match(text)
+    return (found["name"], found["verb"]) if found and found["name"] != found["verb"] else None
 
 
 def entry_group(rows: list[str], number: int) -> str | None:

@@ -19,6 +19,8 @@ from codeasst.index.words import stems
 # "In the X example," (or app, project, package, folder, module): the part of the repository it asks of.
 PART = re.compile(r"^\W*in\s+the\s+(?P<part>[\w./ -]+?)\s+(?:example|app|project|package|folder|module),?\s+",
                   re.IGNORECASE)
+PART_LATER = re.compile(r"\b(?:(?:in|to|of|for|from|into)\s+the\s+(?P<part>[\w./-]+)\s+(?:example|app|project|package|"
+                        r"folder|module)|the\s+(?P<example>[\w./-]+)\s+example)\b", re.IGNORECASE)
 # The question itself: where / how / which file / the right place, at the start of a sentence, after a
 # comma ("If I wanted X, how would I ...") or after "show me" / "tell me" / "know".
 ASKS = re.compile(r"(?:^|(?<=[.?!,;:])\s+|\b(?:me|us|know)\s+)\W*(?:where|how|which\s+file|in\s+which\s+file|"
@@ -51,7 +53,7 @@ WANT_THING = re.compile(r"\b(?:new|another)\s+(?P<new>[^.?!]+)|\b(?:want|wanted|
                         r"\s+(?:to\s+(?:add|ship|write|create|register)\s+)?(?:a|an)\s+(?P<one>[^.?!]+)", re.IGNORECASE)
 # The words that stand for the X rather than name it ("how would I wire it in?").
 VERB_WITHIN = 10  # words: a verb further into the clause is not what it asks
-PRONOUNS = {"it", "one", "them", "they", "those", "these", "that", "this"}
+PRONOUNS = {"it", "one", "ones", "them", "they", "those", "these", "that", "this"}
 
 # What a question's X is, by the stems of its words (the last word of the thing first, then the whole
 # question's), and the verbs that register one.
@@ -80,7 +82,8 @@ KINDS = {
     "tool": ({"tool"}, {"tool", "add_tool", "register_tool"}),
     "plugin": ({"plug", "exte", "hook", "back", "prov", "load", "expo", "form", "rend", "repo", "chec", "rule",
                 "runn", "type", "auth"},
-               {"register", "hookimpl", "hookspec", "plugin", "add_plugin", "extension", "entry point", "impl"}),
+               {"register", "hookimpl", "hookspec", "plugin", "add_plugin", "extension", "entry point", "impl", "hook",
+                "addHook", "add_hook"}),
 }
 # "like Screenshot or Copy", "such as check-updates": the sites that list the very ones the question names
 # lead; names only (capitalised, or with `-`, `_` or `.`), not the words of a sentence.
@@ -107,13 +110,16 @@ def parse(question: str) -> Asked | None:
     """The question's X, the verb it asks with and where it asks it; None where it asks no such thing."""
     part = PART.match(question)
     start = part.end() if part else 0
+    later = PART_LATER.search(question)  # "... a new command to the string-util example?"
+    named = part["part"] if part else later and (later["part"] or later["example"])
     for ask in ASKS.finditer(question[start:]):
         at = start + ask.end()
         rest = question[at:].split("?", 1)
         wanted = _wanted(question[start:start + ask.start()]) or _wanted(rest[1] if len(rest) > 1 else "")
-        found = _clause(question, at, wanted, ask.start() == 0)
+        sentence = ask.start() == 0 or question[start:start + ask.start()].rstrip()[-1:] in ".?!"
+        found = _clause(question, at, wanted, sentence)
         if found:
-            return Asked(found[0], found[1], found[2], part["part"] if part else None)
+            return Asked(found[0], found[1], found[2], named or None)
     return None
 
 
@@ -145,8 +151,10 @@ def _clause(question: str, at: int, wanted: tuple[str, str] | None, opens: bool)
         done = thing.split()[-1].lower().endswith("ed") if thing else True  # "the list of users sorted"
         return None if done else (thing, "list", clause[listed.start("thing"):])
     made = MAKES.search(clause)
-    verb = next((m for m in ADDS.finditer(clause) if _asks_with(clause[:m.start()])), None) or \
-        (TAKES.search(clause, made.start("verb")) if made else None)
+    said = [m for m in ADDS.finditer(clause) if _asks_with(clause[:m.start()])]
+    # "where are the lifecycle hooks attached": a plural noun ("hooks") before the clause's own verb
+    said = said[1:] if len(said) > 1 and re.search(r"[^s]s$", said[0].group(0)) else said
+    verb = (said[0] if said else None) or (TAKES.search(clause, made.start("verb")) if made else None)
     if verb is None:
         return None
     fresh = re.search(r"\b(?:new|another|more)\b", clause, re.IGNORECASE)
@@ -208,6 +216,15 @@ def kind_of(thing: str, question: str = "") -> str | None:
     # "a config option", "an option in mkdocs.yml": what a configuration file sets, not the command line's
     if stems(" ".join(thing.split()[-1:])) & KINDS["option"][0] and CONFIGURED.search(question):
         return "setting"
+    # "the console script", "an executable script": what an entry point declares (a console command may be
+    # an artisan command)
+    last = stems(" ".join(thing.split()[-1:]))
+    if last & {"scri"} and any(stems(w) & KINDS["entry point"][0] for w in thing.split()[:-1]):
+        return "entry point"
+    # "another topping, like --olives": a flag is an option, whatever the program calls it
+    if not any(stems(w) & words for w in thing.split() for words, _ in KINDS.values()) and \
+            re.search(r"\b(?:like|say|such\s+as|e\.g\.?)\s+`?--?[A-Za-z]", question, re.IGNORECASE):
+        return "option"
     for word in words:
         found = stems(word)
         for kind, (words, _verbs) in KINDS.items():

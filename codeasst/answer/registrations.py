@@ -25,6 +25,7 @@ from pathlib import Path
 from codeasst.answer.registration_lines import (
     ENTRY_FILES,
     PATTERN,
+    alias_of,
     classify,
     entry_group,
     is_hanging,
@@ -140,6 +141,8 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     kind = kind_of(thing, question)
     verbs = KINDS[kind][1] if kind else set()
     wanted = word_stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
+    if parsed.verb == "list":  # "the list of server backends": a table named for any of its words (server_names)
+        wanted |= set().union(*(word_stems(w) for w in thing.split()))
     if kind == "setting":  # a configuration file's option: not the command line's `@click.option`
         wanted -= KINDS["option"][0]
     named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)} - COMMON
@@ -148,10 +151,10 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     named -= _packages(files) | {w.lower() for w in re.findall(r"[A-Za-z]\w+", root.resolve().name)}
     by_file: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     rows: dict[str, list[str]] = {}
-    for path, number, text in lexical.lines_matching(root, files, PATTERN):
+    for path, number, text, bound in _with_aliases(root, lexical.lines_matching(root, files, PATTERN), rows):
         # a call whose arguments start on the next line: `router.get(\n  '/profiles/:username',`
         following = rows.setdefault(path, _rows(root, path))[number:number + 1] if text.rstrip().endswith("(") else []
-        verb = classify(path, text, kind, "".join(following))
+        verb = bound or classify(path, text, kind, "".join(following))
         group = _group(root, path, number, rows) if verb == "entry point" else ""
         if group is None:
             continue  # a module named outside any entry-point table: `build-backend = "hatchling.build"`
@@ -171,7 +174,9 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     # "In the versioning example", "the frontend's sidebar": the folders the question names, where they
     # register some; those that name most of them.
     folder = {parsed.part.lower()} if parsed.part else named
-    inside = {s.path: len({p.lower() for p in Path(s.path).parts[:-1]} & folder) for s in sites}
+    # (an example may be a file: examples/pm, examples/string-util.js for "the string-util example")
+    inside = {s.path: len(({p.lower() for p in Path(s.path).parts[:-1]}
+                           | ({Path(s.path).stem.lower()} if parsed.part else set())) & folder) for s in sites}
     sites = [s for s in sites if inside[s.path] == max(inside.values(), default=0)]
     # a folder the question writes as a path ("(templates/app-ts)"): the sites under it, where some are
     under = [s for s in sites if any(s.path.startswith(p.rstrip("/") + "/") for p in _paths(question))]
@@ -183,6 +188,24 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         found.pattern = _pattern(root, sites[0])
         found.also = _also(root, files, found.pattern, {s.path for s in sites})
     return found
+
+
+def _with_aliases(root: Path, found, rows: dict[str, list[str]]):
+    """The candidate lines (path, line, text, None: classify reads it), and after them, in a file that binds a
+    registrar's method to a name (`opt = parser.add_argument`), that name's calls, with the method's verb."""
+    aliased: dict[str, dict[str, str]] = defaultdict(dict)
+    for path, number, text in found:
+        bound = alias_of(text)
+        if bound:
+            aliased[path][bound[0]] = bound[1]
+        else:
+            yield path, number, text, None
+    for path, names in aliased.items():
+        call = re.compile(rf"^\s*(?:{'|'.join(map(re.escape, names))})\s*\(")
+        for number, row in enumerate(rows.setdefault(path, _rows(root, path)), start=1):
+            found_call = call.match(row)
+            if found_call:
+                yield path, number, row, names[found_call.group(0).strip().rstrip("(").strip()]
 
 
 def _paths(question: str) -> list[str]:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 # Bump when a rule changes: stored roles are recomputed (no re-embedding).
-ROLES_VERSION = "3"
+ROLES_VERSION = "4"
 ROLES = ("implementation", "test", "fixture", "docs", "example", "benchmark", "config", "generated", "vendored")
 
 _VENDORED_DIRS = {
@@ -164,7 +164,7 @@ _GENERATED_TEXT = re.compile(
 )
 _CONFIG_FILE = re.compile(r"\.config\.[cm]?[jt]s$|-workspace\.yaml$|^requirements.*\.(in|txt)$")
 _TEST_FILE = re.compile(
-    r"(^test_.*\.py$|^conftest\.py$|_tests?\.py$|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$|"
+    r"(^test_.*\.py$|^conftest\.py$|_tests?\.py$|_test\.go$|\.(test|spec)\.[cm]?[jt]sx?$|\.test-d\.[cm]?tsx?$|"
     r"(Test|Tests|IT)\.(java|kt|scala|cs)$|_spec\.rb$|_test\.rb$|^test_.*\.rb$|_test\.exs$)"
 )
 _PY_TEST_TEXT = re.compile(r"^\s*(import (pytest|unittest)|from (pytest|unittest)\b)", re.MULTILINE)

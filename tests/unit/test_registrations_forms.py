@@ -250,3 +250,28 @@ def test_settings_are_declared_by_a_table_or_a_class_named_for_them(tmp_path):
     hooks = "@hookspec\ndef register_commands(cli):\n    pass\n"
     found = _find(tmp_path / "h", {"app/cli.py": ext, "app/hookspecs.py": hooks}, "How do I add a new plugin hook?")
     assert _first(found)[0] == "app/hookspecs.py"  # `load_extension_option` is an option, not an extension
+
+
+def test_a_registrars_method_bound_to_a_short_name_and_chained_options(tmp_path):
+    cli = ("def _cli_parse(args):\n    parser = ArgumentParser()\n    opt = parser.add_argument\n"
+           "    opt('--version', action='store_true')\n    opt('-b', '--bind')\n    opt('-s', '--server')\n"
+           "    return parser.parse_args(args)\n")
+    found = _find(tmp_path, {"tool.py": cli, "other.py": "x = settings.get('a')\n"},
+                  "How do I add another option to the `tool` command-line tool?")
+    assert _first(found) == ("tool.py", 4, 6) and found.sites[0].count == 3  # `opt(...)` is add_argument
+    pizza = "program\n  .option('-p, --peppers')\n  .option('-c, --cheese <type>')\n"
+    other = "program\n  .command('serve')\n  .option('--port')\n"
+    found = _find(tmp_path / "js", {"examples/pizza": pizza, "examples/serve.js": other},
+                  "How would I make the pizza example accept another topping, like --olives?")
+    assert rq.kind_of(found.thing, "How would I make the pizza example accept another topping, like --olives?") \
+        == "option"  # a flag is an option, whatever the program calls it
+    assert _first(found)[0] == "examples/pizza"  # the example named later in the question, a file of that name
+
+
+def test_hooks_attached_after_a_sentence(tmp_path):
+    question = "In the hook example I want to log after every action. Where are the lifecycle hooks attached?"
+    assert rq.asked(question) == "lifecycle hooks"  # "hooks" is the noun, "attached" the verb
+    hooks = "program\n  .hook('preAction', log)\n  .hook('postAction', log)\n"
+    found = _find(tmp_path, {"examples/hook.js": hooks, "lib/command.js": "x.register(a)\n"}, question)
+    assert _first(found)[0] == "examples/hook.js"
+    assert rq.asked("I want a new built-in preprocessor. Where are the built-in ones wired up?") == "preprocessor"

@@ -22,6 +22,7 @@ from codeasst.retrieve.intent import intent_of, weigh
     ("conftest.py", "test"),
     ("command_test.go", "test"),
     ("src/vanilla.test.ts", "test"),
+    ("typings/index.test-d.ts", "test"),  # tsd type tests
     ("test/app.router.js", "test"),
     ("tests/data/chunker/sample.c", "fixture"),
     ("test/fixtures/name.txt", "fixture"),
