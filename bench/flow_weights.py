@@ -83,6 +83,11 @@ def variants():
 
         registrations.find = lambda root, files, question: None
 
+    def no_siblings():
+        from codeasst.answer import registrations
+
+        registrations.SIBLINGS = False
+
     def ask_constant(name, value):
         def patch():
             from codeasst.answer import ask
@@ -97,7 +102,7 @@ def variants():
             setattr(checking, name, value)
         return patch
 
-    return {"as built": as_built, "no registrations": no_registrations,
+    return {"as built": as_built, "no registrations": no_registrations, "no siblings": no_siblings,
             "lead by rank": checking_constant("RANKED", False),
             "ranked name x5": checking_constant("NAME_WEIGHT", 5.0),
             "ranked rank x4": checking_constant("RANK_WEIGHT", 4.0),

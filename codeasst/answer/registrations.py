@@ -6,7 +6,8 @@ reads each line's form): a decorator (`@app.get("/items")`, `@cli.command()`), a
 (`app.add_url_rule(...)`, `cli.add_command(...)`, `Route::get(...)`, `rootCmd.AddCommand(...)`), Ruby's
 route and filter DSL, a table (`Route("/x", handler)`, `COMMANDS = {`, Go's maps, an `enum` of
 subcommands, `bootstrap/providers.php`'s returned list, a settings class), or an entry point in
-`pyproject.toml`, `setup.py` or `setup.cfg`, read as text, never imported or run.
+`pyproject.toml`, `setup.py` or `setup.cfg`, read as text, never imported or run. And, whatever the form,
+the place that names most of the existing Xs together (answer/registration_siblings.py).
 
 The Xs a question asks about (endpoints, commands, plugins, middleware, settings, tools) decide which
 registrations count; the file that holds most of them, in the code rather than its tests or
@@ -35,6 +36,7 @@ from codeasst.answer.registration_lines import (
     weight,
 )
 from codeasst.answer.registration_question import KINDS, examples, kind_of, parse, word_stems
+from codeasst.answer.registration_siblings import sibling_sites
 from codeasst.index.roles import role_of
 from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
@@ -54,6 +56,7 @@ COMMON = {"where", "what", "which", "how", "the", "and", "for", "with", "into", 
 # The question's own verb, where it says how ("how do I mount a resource"), names the registration too.
 SAID_VERBS = re.compile(r"mount|plug|hook|wire|include|attach|use|bind", re.IGNORECASE)
 MAX_SITES = 2
+SIBLINGS = True  # the places that name most of the existing Xs together are sites too (registration_siblings.py)
 READ_LINES = 60  # of a site, what the model reads
 PATTERN_LINES = 8
 ALSO_FILES = 3
@@ -148,7 +151,8 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)} - COMMON
     named |= {w[:-1] for w in named if w.endswith("s")}  # "the profiles endpoint": profile/
     # the project's own name and package (src/flake8/ for "a flake8 option") are everywhere, not places
-    named -= _packages(files) | {w.lower() for w in re.findall(r"[A-Za-z]\w+", root.resolve().name)}
+    own = _packages(files) | {w.lower() for w in re.findall(r"[A-Za-z]\w+", root.resolve().name)}
+    named -= own
     by_file: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     rows: dict[str, list[str]] = {}
     for path, number, text, bound in _with_aliases(root, lexical.lines_matching(root, files, PATTERN), rows):
@@ -164,6 +168,10 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     last -= KINDS["option"][0] if kind == "setting" else set()
     sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
     sites = [s for s in sites if s.lines]  # a file whose only candidates were no tables (`x = (` and a string)
+    if SIBLINGS and kind != "entry point":  # where the existing Xs are named together, whatever the form
+        sites += [Site(path, lines, ["lists them"], count * ROLE_WEIGHT.get(role_of(path), 0.5)
+                       * (3 if _named(path, named) else 1), count, (lines[0][0], lines[0][0]))
+                  for path, lines, count in sibling_sites(root, files, _thing_stems(thing, own))[:MAX_SITES]]
     # "like Screenshot or Copy": the sites that list the very ones the question names
     names = examples(question)
     listing = [s for s in sites if any(n in re.sub(r"\W|_", "", " ".join(t for _, t in s.lines)).lower() for n in names)]
@@ -188,6 +196,13 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         found.pattern = _pattern(root, sites[0])
         found.also = _also(root, files, found.pattern, {s.path for s in sites})
     return found
+
+
+def _thing_stems(thing: str, own: set[str]) -> set[str]:
+    """The stems an X's own definitions are named with: its words' ("server backends": serv, back), not the
+    project's own name's (`httpie`, in every name)."""
+    words = [w for w in thing.split() if w.lower() not in own]
+    return set().union(set(), *(stems(w.removesuffix("s"), frozenset()) for w in words)) - {"new", "buil"}
 
 
 def _with_aliases(root: Path, found, rows: dict[str, list[str]]):

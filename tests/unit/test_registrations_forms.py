@@ -275,3 +275,21 @@ def test_hooks_attached_after_a_sentence(tmp_path):
     found = _find(tmp_path, {"examples/hook.js": hooks, "lib/command.js": "x.register(a)\n"}, question)
     assert _first(found)[0] == "examples/hook.js"
     assert rq.asked("I want a new built-in preprocessor. Where are the built-in ones wired up?") == "preprocessor"
+
+
+def test_where_the_existing_ones_are_named_together_whatever_the_form(tmp_path):
+    servers = "".join(f"class {n}Server(ServerAdapter):\n    def run(self, handler):\n        pass\n\n\n"
+                      for n in ("Waitress", "Paste", "Tornado", "Gunicorn"))
+    table = ("server_names = dict(\n    waitress=WaitressServer,\n    paste=PasteServer,\n    tornado=TornadoServer,\n"
+             "    gunicorn=GunicornServer,\n)\n")
+    code = servers + "\n" * 50 + table + "\n\ndef run(server='waitress'):\n    return server_names[server]\n"
+    found = _find(tmp_path, {"app.py": code, "other.py": HELPERS}, "I'd like `app -s hypercorn` to work. "
+                                                                     "Where do I add a new server backend?")
+    start = code.splitlines().index("server_names = dict(") + 1
+    assert _first(found)[:2] == ("app.py", start + 1)  # the call `dict(...)` is no table form; its names are
+    assert found.sites[0].count == 4
+    # a folder named for them: its types, listed by their module
+    mods = {f"src/preprocessors/{n.lower()}.rs": f"pub struct {n};\nimpl Run for {n} {{}}\n" for n in ("Index", "Link", "Cmd")}
+    mods["src/preprocessors/mod.rs"] = "pub use self::index::Index;\npub use self::link::Link;\npub use self::cmd::Cmd;\n"
+    found = _find(tmp_path / "rs", mods, "I want a new built-in preprocessor. Where are the built-in ones wired up?")
+    assert _first(found) == ("src/preprocessors/mod.rs", 1, 3)
