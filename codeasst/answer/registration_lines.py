@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 VERBS = r"(?:add_url_rule|add_api_route|add_route|add_api_websocket_route|include_router|register_blueprint|" \
-        r"add_command|add_typer|add_parser|add_subparsers|register\w*|add_tool|add_middleware|add_argument|" \
+        r"add_command|add_typer|add_parser|add_subparsers|register\w*|Register\w*|add_tool|add_middleware|add_argument|" \
         r"add_option|add_plugin|add_\w+_env|HandleFunc|Handle|AddCommand|RegisterMethod|mount|command|subcommand|option|" \
         r"argument|hook|addHook|add_hook)"
 HTTP = r"(?:get|post|put|patch|delete|all|use|route|options|head|GET|POST|PUT|PATCH|DELETE|Any|Group|Get|Post|" \
@@ -45,7 +45,11 @@ _HANGING_TABLE = re.compile(r"^\s*(?:export\s+)?(?:const\s+|let\s+|var\s+)?(?P<v
 _FIELD_TABLE = re.compile(r"^\s*(?P<verb>[A-Za-z_]\w*)\s*:\s*(?:\[\][\w.*]+|map\[[^\]]+\][\w.*\[\]]+)\s*\{\s*$")
 _ENUM = re.compile(r"^\s*(?:pub(?:\([\w:]+\))?\s+|export\s+)?(?:const\s+)?enum\s+(?P<verb>[A-Za-z_]\w*)\b[^{;]*\{\s*$")
 # A class named for what its attributes are (`class Settings(BaseSettings):`), read where settings are asked.
-_CLASS = re.compile(r"^\s*class\s+(?P<verb>[A-Za-z_]\w*)\s*[(:]")
+_CLASS = re.compile(r"^\s*(?:class\s+(?P<verb>[A-Za-z_]\w*)\s*[(:]|(?:pub(?:\([\w:]+\))?\s+)?struct\s+(?P<rust>[A-Za-z_]\w*)"
+                    r"\s*(?:<[^>]*>\s*)?\{|type\s+(?P<go>[A-Za-z_]\w*)\s+struct\s*\{)")
+# A type that lists its values on one line: `Installer = typing.Literal['pip', 'uv']`, TS's `type X = 'a' | 'b'`.
+_LITERAL = re.compile(r"^\s*(?:export\s+)?(?:type\s+)?(?P<verb>[A-Za-z_]\w*)(?::[^=]+)?\s*=\s*(?:(?:typing\.)?Literal\[|"
+                      r"[\"'][^\"']*[\"']\s*\|)")
 # An entry keyed into a table by assignment: `Licenses["mit"] = License{...}`, `HANDLERS['x'] = run`; a
 # table of its own name, not an object's field (`axios.defaults.headers.common['X'] = ...`).
 _KEYED = re.compile(r"^\s*(?P<verb>[A-Za-z_]\w*)\[\s*[\"'][^\"'\]]+[\"']\s*\]\s*=[^=]")
@@ -69,7 +73,8 @@ PATTERN = "(?-u)" + "|".join([
     _RETURNED_TABLE.pattern,  # a file that returns its table
     _KEYED.pattern.replace("(?P<verb>", "(?:"),  # an entry keyed into a table
     rf"^\s*[A-Za-z_]\w*\s*=\s*[\w.]+{_SEP}{VERBS}\s*$",  # a registrar's method bound to a name: `opt = p.add_argument`
-    _CLASS.pattern.replace("(?P<verb>", "(?:"),  # a class: a settings class's attributes are its settings
+    _CLASS.pattern.replace("(?P<verb>", "(?:").replace("(?P<rust>", "(?:").replace("(?P<go>", "(?:"),  # a settings class
+    _LITERAL.pattern.replace("(?P<verb>", "(?:"),  # a type listing its values
     r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][\w.]+:[\w.]+[\"']",  # an entry point in pyproject.toml
     r"^\s*[\"']?[\w.-]+[\"']?\s*=\s*[\"'][A-Za-z_]\w*(?:\.\w+)+[\"']\s*$",  # a module as an entry point (a theme)
     r"[\"'][\w.-]+\s*=\s*[\w.]+:[\w.]+[\"']",  # an entry point in setup.py / setup.cfg
@@ -90,7 +95,7 @@ _ROUTED = {"get", "post", "put", "patch", "delete", "head", "options", "all", "u
            "handlefunc", "group", "any", "GET", "POST", "PUT", "PATCH", "DELETE", "Any", "Group", "HandleFunc",
            "Handle", "Get", "Post", "Put", "Patch", "Delete", "Route", "Mount", "Method", "MethodFunc", "With", "Use"}
 _ROUTE_ARG = re.compile(r"\(\s*r?[\"'`]/")
-_STRING_ARG = re.compile(r"\(\s*r?[\"'`]")
+_STRING_ARG = re.compile(r"\(\s*r?[\"'`][a-z0-9_/:.*{}-]*[\"'`]")  # a route, not `Header.Get("Content-Type")`
 # `.use(articlesController)`: a router handed over by name mounts its routes (`.use(cors())` is middleware).
 _ROUTER_ARG = re.compile(r"\(\s*[A-Za-z_$][\w$.]*\s*\)")
 _ALIAS = re.compile(rf"^\s*(?P<name>[A-Za-z_]\w*)\s*=\s*[\w.]+{_SEP}(?P<verb>{VERBS})\s*$")
@@ -105,6 +110,7 @@ ENTRY_SECTIONS = re.compile(r"entry.points|scripts|plugins", re.IGNORECASE)
 ENTRY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "package.json")
 # A configuration file's keys are its data (`commands = [` in tox.toml), not a table of registrations.
 DATA_FILES = (".toml", ".yaml", ".yml", ".ini", ".cfg", ".json")
+PROSE_FILES = (".md", ".rst", ".txt", ".adoc", ".markdown")
 
 
 def classify(path: str, text: str, kind: str | None = None, following: str = "") -> str | None:
@@ -129,8 +135,13 @@ def classify(path: str, text: str, kind: str | None = None, following: str = "")
     match = _BARE.match(text) or (_RUBY.match(text) if name.endswith(".rb") else None) or \
         (_CLASS.match(text) if kind == "setting" else None)
     if match:
-        return match.group("verb")
+        return next(v for v in match.groupdict().values() if v)
     return None if name.endswith(DATA_FILES) else _table(name, text)
+
+
+def is_prose(path: str) -> bool:
+    """A document: its code samples register nothing of the repository's."""
+    return path.endswith(PROSE_FILES)
 
 
 def alias_of(text: str) -> tuple[str, str] | None:
@@ -184,6 +195,9 @@ def _table(name: str, text: str) -> str | None:
     match = _KEYED.match(text)
     if match:
         return match.group("verb")
+    match = _LITERAL.match(text)
+    if match:
+        return match.group("verb")
     match = _TABLE.search(text)
     return match.group("verb") if match else None
 
@@ -191,7 +205,7 @@ def _table(name: str, text: str) -> str | None:
 def is_table(text: str) -> bool:
     """Whether the line opens a literal table (named, an enum, or a file's returned one) rather than a call."""
     return bool(_NAMED_TABLE.match(text) or _ENUM.match(text) or _RETURNED_TABLE.match(text) or _CLASS.match(text)
-                or _HANGING_TABLE.match(text) or _FIELD_TABLE.match(text))
+                or _HANGING_TABLE.match(text) or _FIELD_TABLE.match(text) or _LITERAL.match(text))
 
 
 def is_hanging(text: str) -> bool:

@@ -26,11 +26,14 @@ PART_LATER = re.compile(r"\b(?:(?:in|to|of|for|from|into)\s+the\s+(?P<part>[\w./
 ASKS = re.compile(r"(?:^|(?<=[.?!,;:])\s+|\b(?:me|us|know)\s+)\W*(?:where|how|which\s+file|in\s+which\s+file|"
                   r"what\s+file|what(?:'s|\s+is)\s+the\s+(?:right|best|usual)\s+place)\b", re.IGNORECASE)
 ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook|wire|plug|attach|"
-                  r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b", re.IGNORECASE)
+                  r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b|\blisted\b", re.IGNORECASE)
 # "Where is the list of supported shells?", "where's the table of handlers": where the Xs are listed.
 LISTS = re.compile(r"^(?:'s|\s+is|\s+are)\s+the\s+(?:list|table|registry|map|set|array)\s+of\s+(?:the\s+)?"
                    r"(?:supported\s+|available\s+|known\s+|existing\s+|registered\s+|built-in\s+)?(?P<thing>[^?.!;]+)",
                    re.IGNORECASE)
+# Where a want is said ("I need one more"), these ask where the Xs are too: "where are the keys read?"
+WANTED_VERBS = re.compile(r"\b(?:read|parsed|loaded|handled|supported|listed|kept|stored|known|built|chosen|picked)\b",
+                          re.IGNORECASE)
 # "How would I make `zoxide init` support another shell?": a new thing it takes (not "how can I accept both").
 MAKES = re.compile(r"\bmake\s+[^?]{1,60}?\s(?P<verb>support|accept|handle|recogni[sz]e)s?\b", re.IGNORECASE)
 TAKES = re.compile(r"(?:support|accept|handle|recogni[sz]e)s?\b", re.IGNORECASE)
@@ -130,9 +133,9 @@ def _wanted(text: str) -> tuple[str, str] | None:
     if not WANTS.search(text):
         return None
     found = WANT_THING.search(text.replace("`", ""))
-    if found is None:  # "I need to add one": a new one wanted, named elsewhere
-        return ("", text) if re.search(r"\b(?:add|adding|register|create|write)\s+(?:one|it|them)\b", text,
-                                       re.IGNORECASE) else None
+    if found is None:  # "I need to add one", "I need one more", "I want X to take a --timeout option"
+        return ("", text) if re.search(r"\b(?:add|adding|register|create|write)\s+(?:one|it|them)\b|\bone\s+more\b|"
+                                       r"\b(?:a|an|another|new|more)\b", text, re.IGNORECASE) else None
     said = found["new"] or found["one"]
     thing = ARTICLES.sub("", THING_END.split(" " + said.strip(), 1)[0].strip())
     return ("" if thing.lower() in PRONOUNS else thing), said
@@ -149,12 +152,15 @@ def _clause(question: str, at: int, wanted: tuple[str, str] | None, opens: bool)
     if listed:  # "where is the list of supported shells?": where the Xs are listed
         thing = ARTICLES.sub("", THING_END.split(" " + listed["thing"].strip(), 1)[0].strip())
         done = thing.split()[-1].lower().endswith("ed") if thing else True  # "the list of users sorted"
+        thing = " ".join(thing.split()[:3])  # "distribution file types (twine knows how to upload)"
         return None if done else (thing, "list", clause[listed.start("thing"):])
     made = MAKES.search(clause)
+    taken = WANTED_VERBS.search(clause) if wanted else None  # "Where are the .pypirc keys read? I need one more"
     said = [m for m in ADDS.finditer(clause) if _asks_with(clause[:m.start()])]
     # "where are the lifecycle hooks attached": a plural noun ("hooks") before the clause's own verb
     said = said[1:] if len(said) > 1 and re.search(r"[^s]s$", said[0].group(0)) else said
-    verb = (said[0] if said else None) or (TAKES.search(clause, made.start("verb")) if made else None)
+    verb = (said[0] if said else None) or (TAKES.search(clause, made.start("verb")) if made else None) or \
+        (taken if taken and _asks_with(clause[:taken.start()]) else None)
     if verb is None:
         return None
     fresh = re.search(r"\b(?:new|another|more)\b", clause, re.IGNORECASE)
@@ -194,6 +200,7 @@ def _before_verb(before: str) -> str:
     else:
         before = re.sub(r"^.*?\b(?:is|are|does|do|should|would|can|must|will)\s+", "", before, flags=re.IGNORECASE)
     before = re.sub(r"\([^)]*\)", " ", before)  # "a new setting (an environment variable)"
+    before = re.split(r"\s(?:like|such\s+as|e\.g\.?|say)\s", before, maxsplit=1, flags=re.IGNORECASE)[0]  # "tag aliases like X"
     before = re.sub(r"\s+(?:be|get|been|being|is|are)\s*$", "", before.rstrip())  # "a new X be defined"
     parts = [p.strip() for p in THING_END.split(" " + before.strip()) if p and p.strip()]
     # the part that ends in a word of a kind: "a new command-line option" of "... option for `http` be"

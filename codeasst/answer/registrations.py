@@ -18,12 +18,14 @@ over the indexed files; every line shown is a line of a file.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codeasst.answer.registration_lines import (
+    DATA_FILES,
     ENTRY_FILES,
     PATTERN,
     alias_of,
@@ -31,6 +33,7 @@ from codeasst.answer.registration_lines import (
     entry_group,
     is_hanging,
     is_keyed,
+    is_prose,
     is_table,
     shown_verb,
     weight,
@@ -142,32 +145,41 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         return None
     thing = parsed.thing
     kind = kind_of(thing, question)
+    own = _packages(files) | {w.lower() for w in re.findall(r"[A-Za-z]\w+", root.resolve().name)}
     verbs = KINDS[kind][1] if kind else set()
+    if re.match(r"sub", thing.split()[-1], re.IGNORECASE):  # a subcommand is no console script
+        verbs = verbs - {"entry point", "script"}
     wanted = word_stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
-    if parsed.verb == "list":  # "the list of server backends": a table named for any of its words (server_names)
-        wanted |= set().union(*(word_stems(w) for w in thing.split()))
+    # "the list of server backends", "a validation tag": a table named for any of its words (server_names)
+    table_words = set().union(set(), *(word_stems(w) for w in thing.split() if w.lower() not in own)) \
+        if parsed.verb == "list" or kind is None else set()
     if kind == "setting":  # a configuration file's option: not the command line's `@click.option`
         wanted -= KINDS["option"][0]
     named = {w.lower() for w in re.findall(r"[\w.-]{3,}", question)} - COMMON
     named |= {w[:-1] for w in named if w.endswith("s")}  # "the profiles endpoint": profile/
     # the project's own name and package (src/flake8/ for "a flake8 option") are everywhere, not places
-    own = _packages(files) | {w.lower() for w in re.findall(r"[A-Za-z]\w+", root.resolve().name)}
     named -= own
     by_file: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
     rows: dict[str, list[str]] = {}
-    for path, number, text, bound in _with_aliases(root, lexical.lines_matching(root, files, PATTERN), rows):
+    prose = re.search(r"\b(?:docs?|documentation|readme)\b", question, re.IGNORECASE)
+    searched = files if prose else [f for f in files if not is_prose(f)]  # a README's samples register nothing
+    for path, number, text, bound in _with_aliases(root, lexical.lines_matching(root, searched, PATTERN), rows):
         # a call whose arguments start on the next line: `router.get(\n  '/profiles/:username',`
         following = rows.setdefault(path, _rows(root, path))[number:number + 1] if text.rstrip().endswith("(") else []
         verb = bound or classify(path, text, kind, "".join(following))
         group = _group(root, path, number, rows) if verb == "entry point" else ""
         if group is None:
             continue  # a module named outside any entry-point table: `build-backend = "hatchling.build"`
-        if verb and (_asked_for(path, text, verb, kind, verbs, wanted, named) or stems(group) & wanted):
+        if verb and (_asked_for(path, text, verb, kind, verbs, wanted | (table_words if is_table(text) else set()), named) or stems(group) & wanted):
             by_file[path].append((number, text, verb))
     last = word_stems(thing.split()[-1]) | (stems(parsed.verb) if SAID_VERBS.match(parsed.verb) else set())
     last -= KINDS["option"][0] if kind == "setting" else set()
     sites = [_site(root, path, found, named, verbs, last) for path, found in by_file.items()]
     sites = [s for s in sites if s.lines]  # a file whose only candidates were no tables (`x = (` and a string)
+    sites += [site for f in searched if f.endswith(DATA_FILES) and Path(f).name not in ENTRY_FILES
+              and not any(part.startswith(".") for part in Path(f).parts)  # .vscode/settings.json is the editor's
+              and stems(Path(f).stem.removesuffix("s"), frozenset()) & word_stems(thing.split()[-1])
+              for site in [_data_site(root, f)] if site]  # languages.json for "a new language"
     if SIBLINGS and kind != "entry point":  # where the existing Xs are named together, whatever the form
         sites += [Site(path, lines, ["lists them"], count * ROLE_WEIGHT.get(role_of(path), 0.5)
                        * (3 if _named(path, named) else 1), count, (lines[0][0], lines[0][0]))
@@ -196,6 +208,23 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
         found.pattern = _pattern(root, sites[0])
         found.also = _also(root, files, found.pattern, {s.path for s in sites})
     return found
+
+
+def _data_site(root: Path, path: str) -> Site | None:
+    """A data file named for the Xs (`languages.json`) as a site: its table's first lines, and how many
+    entries it holds (a JSON object's, or the one table it wraps; else its top-level keys)."""
+    rows = _rows(root, path)
+    try:
+        data = json.loads("\n".join(rows)) if path.endswith(".json") else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), (dict, list)):
+        data = next(iter(data.values()))  # {"languages": {...}}
+    count = len(data) if isinstance(data, (dict, list)) else sum(bool(re.match(r"[\w\"'\[.-]", r)) for r in rows)
+    shown = [(n, r) for n, r in enumerate(rows, start=1) if r.strip() not in ("", "{", "[")][:2]
+    if count < 2 or not shown:
+        return None
+    return Site(path, shown, ["lists them"], count * 0.5 * ROLE_WEIGHT.get(role_of(path), 0.5), count, (shown[0][0],) * 2)
 
 
 def _thing_stems(thing: str, own: set[str]) -> set[str]:

@@ -293,3 +293,34 @@ def test_where_the_existing_ones_are_named_together_whatever_the_form(tmp_path):
     mods["src/preprocessors/mod.rs"] = "pub use self::index::Index;\npub use self::link::Link;\npub use self::cmd::Cmd;\n"
     found = _find(tmp_path / "rs", mods, "I want a new built-in preprocessor. Where are the built-in ones wired up?")
     assert _first(found) == ("src/preprocessors/mod.rs", 1, 3)
+
+
+@pytest.mark.parametrize(("question", "thing"), [
+    ("I want `tool upload` to take a `--timeout` option. Where are its options defined?", "options"),
+    ("Where are the per-repository .pypirc keys read? I need one more, like `timeout`.", "per-repository .pypirc keys"),
+    ("Where are tag aliases like `iscolor` defined? I need one more.", "tag aliases"),
+    ("Where are the --output formats listed? I'd like TOML output.", "--output formats"),
+    ("Where's the list of distribution file types twine knows how to upload?", "distribution file types"),
+    ("Where is the config read?", None),  # no want: where it is, not where one goes
+])
+def test_a_want_makes_a_where_question_of_where_they_are_read_or_listed(question, thing):
+    assert rq.asked(question) == thing
+
+
+def test_data_files_structs_literals_and_what_registers_no_route(tmp_path):
+    languages = '{\n  "languages": {\n    "Ada": {"line_comment": ["--"]},\n    "Bash": {},\n    "C": {}\n  }\n}\n'
+    found = _find(tmp_path, {"languages.json": languages, ".vscode/languages.json": languages,
+                             "src/lang.rs": "fn parse() {}\n"}, "How do I add support for a new language?")
+    assert _first(found)[0] == "languages.json" and found.sites[0].count == 3  # not the editor's folder
+    config = "#[derive(Deserialize)]\npub struct Config {\n    pub columns: Option<usize>,\n    pub hidden: Option<bool>,\n}\n"
+    found = _find(tmp_path / "rs", {"src/config.rs": config, "src/cli.rs": "fn main() {}\n"},
+                  "Where are the settings for app.toml declared? I want to add one.")
+    assert _first(found) == ("src/config.rs", 2, 5) and found.sites[0].count == 2
+    assert lines.classify("env.py", "Installer = typing.Literal['pip', 'uv']") == "Installer"
+    assert lines.classify("recovery.go", '\tct := w.Header().Get("Content-Type")', "endpoint") is None
+    assert lines.classify("routes.go", '\tr.Get("/articles", list)', "endpoint") == "Get"
+    assert lines.classify("main.go", '\tvalidate.RegisterValidation("is-awesome", ValidateMyVal)') == "RegisterValidation"
+    readme = "```go\nr.HandleFunc(\"/a\", a)\nr.HandleFunc(\"/b\", b)\n```\n"
+    found = _find(tmp_path / "none", {"README.md": readme, "mw.go": "func Use(h Handler) {}\n"},
+                  "Where are the routes defined? I want to add a /health endpoint.")
+    assert not found.sites  # a README's samples register nothing of the repository's
