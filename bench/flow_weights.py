@@ -83,6 +83,13 @@ def variants():
 
         registrations.find = lambda root, files, question: None
 
+    def registrations_constant(name, value):
+        def patch():
+            from codeasst.answer import registrations
+
+            setattr(registrations, name, value)
+        return patch
+
     def no_siblings():
         from codeasst.answer import registrations
 
@@ -103,6 +110,9 @@ def variants():
         return patch
 
     return {"as built": as_built, "no registrations": no_registrations, "no siblings": no_siblings,
+            "sites by words x0": registrations_constant("WORDS_WEIGHT", 0.0),
+            "sites by words x1": registrations_constant("WORDS_WEIGHT", 1.0),
+            "sites by words x4": registrations_constant("WORDS_WEIGHT", 4.0),
             "lead by rank": checking_constant("RANKED", False),
             "ranked name x5": checking_constant("NAME_WEIGHT", 5.0),
             "ranked rank x4": checking_constant("RANK_WEIGHT", 4.0),

@@ -186,7 +186,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
     if checked:
         # The lead is retrieval's, flow or not: the definition the best hits show. Asked where to add
         # an X, it is where the existing Xs are registered, and the definitions in those files only.
-        where = registrations.find(services.repo.root, result.files, bounded)
+        by_words = _files_by_words(services, result, bounded)
+        where = registrations.find(services.repo.root, result.files, bounded, by_words)
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations or NAMED_FIRST else None
         if where is not None and where.registered():
             _read_first(services, answer, where.registered(), bounded, budget, per_excerpt)
@@ -195,7 +196,7 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
             named = _named_first(services, answer, plan.graph, bounded, budget, per_excerpt)
         plan.definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                          intent.WANTED[result.intent], services.repo.root,
-                                         _files_by_words(services, result, bounded), named)
+                                         by_words, named)
         if where is not None:
             answer.registrations = where.to_json()
             plan.registered = where.places()

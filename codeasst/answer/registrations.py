@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,7 @@ COMMON = {"where", "what", "which", "how", "the", "and", "for", "with", "into", 
 # The question's own verb, where it says how ("how do I mount a resource"), names the registration too.
 SAID_VERBS = re.compile(r"mount|plug|hook|wire|include|attach|use|bind", re.IGNORECASE)
 MAX_SITES = 2
+WORDS_WEIGHT, WORDS_DEPTH = 1.0, 5  # a site in the first of BM25's files for the question weighs 1 + 1 / (place + 1)
 SIBLINGS = True  # the places that name most of the existing Xs together are sites too (registration_siblings.py)
 READ_LINES = 60  # of a site, what the model reads
 PATTERN_LINES = 8
@@ -138,8 +140,9 @@ def _plural(thing: str) -> str:
     return thing if thing.endswith("s") else thing + "s"
 
 
-def find(root: Path, files: list[str], question: str) -> Registrations | None:
-    """Where the Xs the question asks to add are registered; None where it asks no such thing."""
+def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = ()) -> Registrations | None:
+    """Where the Xs the question asks to add are registered; None where it asks no such thing. `by_words`:
+    the files BM25 over whole files ranks first for the question, whose sites weigh more."""
     parsed = parse(question)
     if parsed is None:
         return None
@@ -201,6 +204,9 @@ def find(root: Path, files: list[str], question: str) -> Registrations | None:
     # a folder the question writes as a path ("(templates/app-ts)"): the sites under it, where some are
     under = [s for s in sites if any(s.path.startswith(p.rstrip("/") + "/") for p in _paths(question))]
     sites = under or sites
+    place = {path: n for n, path in enumerate(by_words[:WORDS_DEPTH])}
+    for site in sites:  # a file about the question's words ("twine upload --timeout": its settings module)
+        site.score *= 1 + WORDS_WEIGHT / (place[site.path] + 1) if site.path in place else 1
     sites.sort(key=lambda s: (-s.score, s.path))
     sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
     found = Registrations(thing, sites)

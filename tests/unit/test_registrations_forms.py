@@ -324,3 +324,12 @@ def test_data_files_structs_literals_and_what_registers_no_route(tmp_path):
     found = _find(tmp_path / "none", {"README.md": readme, "mw.go": "func Use(h Handler) {}\n"},
                   "Where are the routes defined? I want to add a /health endpoint.")
     assert not found.sites  # a README's samples register nothing of the repository's
+
+
+def test_a_site_in_a_file_about_the_questions_words_leads_a_tie(tmp_path):
+    files = {"tool/aaa.py": "parser.add_argument('--a')\nparser.add_argument('--b')\n",
+             "tool/settings.py": "parser.add_argument('--timeout')\nparser.add_argument('--retries')\n"}
+    question = "I want `tool upload` to take a `--cert` option. Where are its options defined?"
+    assert _first(_find(tmp_path, files, question))[0] == "tool/aaa.py"  # a tie, by path
+    found = reg.find(tmp_path, sorted(files), question, by_words=["tool/settings.py", "tool/aaa.py"])
+    assert _first(found)[0] == "tool/settings.py"
