@@ -54,8 +54,8 @@ WANTS = re.compile(r"\b(?:i|we)(?:'d|\s+would|'m|\s+am|\s+are)?\s+(?:want|wanted
                    r"plan)\b", re.IGNORECASE)
 WANT_THING = re.compile(r"\b(?:new|another)\s+(?P<new>[^.?!]+)|\b(?:want|wanted|like|need|adding|add|wrote|written|ship)"
                         r"\s+(?:to\s+(?:add|ship|write|create|register)\s+)?(?:a|an)\s+(?P<one>[^.?!]+)", re.IGNORECASE)
-# The words that stand for the X rather than name it ("how would I wire it in?").
 VERB_WITHIN = 10  # words: a verb further into the clause is not what it asks
+# The words that stand for the X rather than name it ("how would I wire it in?").
 PRONOUNS = {"it", "one", "ones", "them", "they", "those", "these", "that", "this"}
 
 # What a question's X is, by the stems of its words (the last word of the thing first, then the whole
