@@ -195,8 +195,10 @@ def run(name: str, split: str, files: list[Path]) -> dict:
 
 
 def main() -> int:
+    from codeasst.evals.rows import SPLITS
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="tune", choices=("tune", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5"))
+    parser.add_argument("--split", default="tune", choices=SPLITS)
     parser.add_argument("--variant", help="run one variant here (used by the driver)")
     parser.add_argument("--files", nargs="*", type=Path)
     parser.add_argument("--only", nargs="*", help="these variants only")

@@ -56,7 +56,7 @@ class Flow:
     def render(self, outlines: dict | None = None) -> str:
         """The chain, each step under its outline where `outlines` has one by (path, line) (the entry's
         is the lead's, above)."""
-        if len(self.chain) < 2 and not self.callers:
+        if not self.shown:
             return ""
         out = ["How it flows (from the code graph):"]
         for i, d in enumerate(self.chain):
@@ -76,10 +76,15 @@ class Flow:
                                                  for e in seen[:MAX_CALLERS]))
         return "\n".join(out) + "\n\n"
 
+    @property
+    def shown(self) -> bool:
+        """Whether there is a flow to show: a chain of two steps or more, or callers."""
+        return len(self.chain) >= 2 or bool(self.callers)
+
     def places(self) -> list[tuple[str, int, int]]:
         """What `render` shows, as (path, line, end line): each step of the chain and each caller's line;
         none where it shows nothing."""
-        if len(self.chain) < 2 and not self.callers:
+        if not self.shown:
             return []
         return [(d.path, d.line, d.end_line) for d in self.chain] + [(e.path, e.line, e.line) for e in self.callers]
 

@@ -154,7 +154,7 @@ def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = 
         verbs = verbs - {"entry point", "script"}
     wanted = word_stems(thing.split()[-1]) | (TABLE_WORDS[kind] if kind else set())  # a table named for them
     # "the list of server backends", "a validation tag": a table named for any of its words (server_names)
-    table_words = set().union(set(), *(word_stems(w) for w in thing.split() if w.lower() not in own)) \
+    table_words = set().union(*(word_stems(w) for w in thing.split() if w.lower() not in own)) \
         if parsed.verb == "list" or kind is None else set()
     if kind == "setting":  # a configuration file's option: not the command line's `@click.option`
         wanted -= KINDS["option"][0]
@@ -237,7 +237,7 @@ def _thing_stems(thing: str, own: set[str]) -> set[str]:
     """The stems an X's own definitions are named with: its words' ("server backends": serv, back), not the
     project's own name's (`httpie`, in every name)."""
     words = [w for w in thing.split() if w.lower() not in own]
-    return set().union(set(), *(stems(w.removesuffix("s"), frozenset()) for w in words)) - {"new", "buil"}
+    return set().union(*(stems(w.removesuffix("s"), frozenset()) for w in words)) - {"new", "buil"}
 
 
 def _with_aliases(root: Path, found, rows: dict[str, list[str]]):

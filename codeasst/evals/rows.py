@@ -2,8 +2,8 @@
 
 A question row: {"repo": "click", "question": "...", "expected": ["core.py"], "lang": "en", "split": "test"}.
 `split` is `tune` (rows settings may be chosen on: their figures are in-sample), `test` (rows kept
-out of every such choice) or `fresh` (held out as `test` is, and written after `test`'s misses had been
-read: a set nobody has seen, for a figure `test` can no longer give).
+out of every such choice) or `fresh`, `fresh2`, ... (held out as `test` is, each written later, after the
+misses of the sets before it had been read: a set nobody has seen, for a figure those can no longer give).
 """
 
 from __future__ import annotations
