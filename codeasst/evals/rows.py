@@ -13,7 +13,7 @@ from pathlib import Path
 
 from codeasst.errors import UsageError
 
-SPLITS = ("tune", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+SPLITS = ("tune", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
 SPLIT_CHOICES = ("all", *SPLITS)
 
 
