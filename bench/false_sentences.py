@@ -27,7 +27,7 @@ import statistics
 import sys
 from pathlib import Path
 
-OUTLINE = re.compile(r"^\s*(?:\d+\s{2,}|… \d+ lines?\s*$|… and \d+ more (?:methods?: |lines?\s*$))")
+OUTLINE = re.compile(r"^\s*(?:…?\d+\s{2,}|… \d+ lines?\s*$|… and \d+ more (?:methods?: |lines?\s*$))")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])")
 PLACE = re.compile(r"\[[^\]\n]*:\d+(?:-\d+)?[^\]\n]*\]|\(see [^)\n]*\)")
 NOTE = "The excerpts may not answer this fully; look next at"

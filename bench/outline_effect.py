@@ -11,7 +11,7 @@ import sys
 
 from codeasst.evals.facts import score_facts
 
-OUTLINE = re.compile(r"^ {2,}(?:\d+  .*|… \d+ lines?)$")
+OUTLINE = re.compile(r"^ {2,}(?:…?\d+  .*|… \d+ lines?)$")
 with open(sys.argv[1], encoding="utf-8") as fh:
     rows = [json.loads(line) for line in fh]
 

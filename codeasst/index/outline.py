@@ -8,8 +8,8 @@ encloses it; returns, raises (with their message's lines) and loop exits; branch
 with the statement under it that does the work (a `del`, a literal assigned, a return or a raise); calls
 into the repository (the caller says which lines call what, from the code graph, with the target's
 `path:line`); assignments to attributes and constants, and deletes; other calls. Kept lines stay in
-source order with their line numbers and indentation; what lies between is folded (`… 9 lines`), and a
-fold never hides a single line: that line is shown instead. Every line shown is a line of the file as
+source order with their line numbers and indentation; what lies between is folded, the number of the
+line after a fold marked (`…128`), and a fold never hides a single line: that line is shown instead. Every line shown is a line of the file as
 it is now, so an outline cannot be wrong about the code, only short.
 
 A class's outline is its attributes and its members' first lines; asked a question, it descends into
@@ -162,23 +162,18 @@ class Outline:
         return sum(1 for line in self.lines if line.kind != "fill")
 
     def render(self, width: int = 6) -> list[str]:
-        """The outline as a reader sees it: numbered lines, `… N lines` where lines are folded, each
-        call's targets after it."""
+        """The outline as a reader sees it: numbered lines, each call's targets after it; where lines are
+        folded before one, its number is marked (`…128`), so a fold takes no line of its own (its size is
+        in the numbers, the definition's last line in its heading)."""
         out: list[str] = []
         last = self.start - 1
         for line in self.lines:
-            if line.number > last + 1:
-                gap = line.number - last - 1
-                indent = line.text[:len(line.text) - len(line.text.lstrip())]
-                out.append(f"{'':>{width}}  {indent}… {gap} line{'s' if gap > 1 else ''}")
-            shown = f"{line.number:>{width}}  {line.text}"
+            number = f"…{line.number}" if line.number > last + 1 else str(line.number)
+            shown = f"{number:>{width}}  {line.text}"
             if line.targets:
                 shown += "    → " + "; ".join(line.targets)
             out.append(shown)
             last = line.number
-        if last < self.end:
-            gap = self.end - last
-            out.append(f"{'':>{width}}  … {gap} line{'s' if gap > 1 else ''}")
         if self.more:
             names = ", ".join(self.more[:MORE_NAMES]) + (", …" if len(self.more) > MORE_NAMES else "")
             out.append(f"{'':>{width}}  … and {len(self.more)} more method{'s' if len(self.more) > 1 else ''}: {names}")
@@ -275,10 +270,10 @@ def _choose(shape: _Shape, matched: dict[int, int], max_lines: int, rank: Mappin
 
 def _kept(lines: list[str], chosen: Sequence[int], marks: Mapping[int, str], calls: Mapping[int, Sequence[str]],
           start: int, end: int) -> list[Line]:
-    """The chosen lines in source order, and each line a fold would hide alone shown instead."""
+    """The chosen lines in source order, and each line a fold would hide alone shown instead, unless blank."""
     numbers = sorted(set(chosen))
     fills = [n + 1 for n, m in zip([start - 1, *numbers], [*numbers, end + 1], strict=True) if m - n == 2]
-    fills = [n for n in fills if start <= n <= end and n not in numbers]
+    fills = [n for n in fills if start <= n <= end and n not in numbers and lines[n - 1].strip()]
     return [Line(n, lines[n - 1].rstrip(), "fill" if n in fills else marks.get(n, "work"),
                  tuple(calls.get(n, ()))) for n in sorted([*numbers, *fills])]
 

@@ -52,8 +52,16 @@ def test_the_loop_its_exits_and_the_raise_with_its_message_are_kept():
     assert 6 not in kinds  # a local's assignment is folded
     rendered = "\n".join(got.render())
     assert "    18          return normalise(data)    → cfg.normalise at cfg.py:30" in rendered
-    assert "… 1 line\n" not in rendered + "\n"  # a fold never hides one line: the line is shown instead
-    assert "     8          attempts += 1" in rendered and kinds[8] == "fill"
+    assert "    …7      while attempts < retries:" in rendered  # lines 5-6 folded: the number after is marked
+    assert "… " not in rendered  # a fold takes no line of its own
+    assert "     8          attempts += 1" in rendered and kinds[8] == "fill"  # a fold never hides one line
+
+
+def test_a_blank_line_alone_is_folded_not_shown():
+    text = "def f(x):\n    y = x.get()\n\n    return y\n"
+    got = outline("f.py", text, 1, 4, max_lines=2)
+    assert [line.number for line in got.lines] == [1, 4]
+    assert got.render()[-1] == "    …4      return y"
 
 
 def test_a_definition_of_2000_lines_stays_within_its_budget():
@@ -142,7 +150,7 @@ def test_the_lead_shows_each_definitions_outline_under_it_without_its_first_line
     lead = render_lead([d], {("cfg.py", 4): outline("cfg.py", RUN, 4, 19)})
     assert lead.startswith("In the code:\n- `load` at cfg.py:4-19, `def load(path, retries=3)`: Read a config file.\n")
     assert "     4  def load" not in lead  # the signature is already the definition's line
-    assert "\n       7      while attempts < retries:\n" in lead
+    assert "\n      …7      while attempts < retries:\n" in lead
     assert render_lead([d]) == "In the code:\n" + d.render() + "\n\n"  # no outline: as before
 
 
