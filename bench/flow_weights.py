@@ -81,7 +81,7 @@ def variants():
     def no_registrations():
         from codeasst.answer import registrations
 
-        registrations.find = lambda root, files, question: None
+        registrations.find = lambda *args: None
 
     def registrations_constant(name, value):
         def patch():
@@ -111,6 +111,7 @@ def variants():
 
     return {"as built": as_built, "no registrations": no_registrations, "no siblings": no_siblings,
             "sites by words x0": registrations_constant("WORDS_WEIGHT", 0.0),
+            "no nearest lines": registrations_constant("NEAREST", False),
             "sites by words x1": registrations_constant("WORDS_WEIGHT", 1.0),
             "sites by words x4": registrations_constant("WORDS_WEIGHT", 4.0),
             "lead by rank": checking_constant("RANKED", False),

@@ -46,6 +46,8 @@ DEFINITION_LINES = 20
 # NAMED_NAMES names it writes as code, each naming at most NAMED_PER_NAME definitions (tune, 44 keyed
 # rows, lead alone: fact recall 0.407 -> 0.430, correct 0.205 -> 0.227; SWE-QA's files shown unchanged).
 NAMED_FIRST, NAMED_NAMES, NAMED_PER_NAME = True, 3, 2
+# Roles of retrieval's hits a "where do I add X?" may lead with where no registration names the Xs.
+CODE_ROLES = frozenset({"implementation", "config"})
 # The flow's steps and callers are places the answer shows, cited as the lead's definitions are.
 FLOW_CITED = True
 
@@ -187,7 +189,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         # The lead is retrieval's, flow or not: the definition the best hits show. Asked where to add
         # an X, it is where the existing Xs are registered, and the definitions in those files only.
         by_words = _files_by_words(services, result, bounded)
-        where = registrations.find(services.repo.root, result.files, bounded, by_words)
+        code = [(f.hit.path, f.hit.start_line, f.hit.end_line) for f in result.hits if f.hit.role in CODE_ROLES]
+        where = registrations.find(services.repo.root, result.files, bounded, by_words, code)
         plan.graph = read_graph(result.index_dir) if cfg.flow or cfg.check_relations or NAMED_FIRST else None
         if where is not None and where.registered():
             _read_first(services, answer, where.registered(), bounded, budget, per_excerpt)

@@ -40,7 +40,7 @@ from codeasst.answer.registration_lines import (
     weight,
 )
 from codeasst.answer.registration_question import KINDS, examples, kind_of, parse, word_stems
-from codeasst.answer.registration_siblings import sibling_sites
+from codeasst.answer.registration_siblings import nearest_lines, sibling_sites
 from codeasst.index.roles import role_of
 from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
@@ -62,6 +62,7 @@ SAID_VERBS = re.compile(r"mount|plug|hook|wire|include|attach|use|bind", re.IGNO
 MAX_SITES = 2
 WORDS_WEIGHT, WORDS_DEPTH = 1.0, 5  # a site in the first of BM25's files for the question weighs 1 + 1 / (place + 1)
 SIBLINGS = True  # the places that name most of the existing Xs together are sites too (registration_siblings.py)
+NEAREST = True  # none found: the lines naming the Xs in retrieval's best code (registration_siblings.nearest_lines)
 READ_LINES = 60  # of a site, what the model reads
 PATTERN_LINES = 8
 ALSO_FILES = 3
@@ -99,13 +100,21 @@ class Registrations:
     sites: list[Site] = field(default_factory=list)
     pattern: tuple[str, list[tuple[int, str]]] | None = None  # (path, lines)
     also: list[str] = field(default_factory=list)
+    nearest: bool = False  # no registration found: the site is the lines naming them in retrieval's best code
 
     def render(self) -> str:
+        none = (f"No place in this repository registers {_plural(self.thing)}: no decorator, registration "
+                "call, route table or entry point names one")
         if not self.sites:
-            return (f"No place in this repository registers {_plural(self.thing)}: no decorator, registration "
-                    "call, route table or entry point names one.\n\n")
-        out = [f"Where the existing {_plural(self.thing)} are registered:"]
+            return none + ".\n\n"
+        out = [f"{none}. Where the code retrieval ranks first for the question names them:" if self.nearest
+               else f"Where the existing {_plural(self.thing)} are registered:"]
         for site in self.sites:
+            if self.nearest:
+                out.append(f"- {site.path}:{site.start}-{site.end}")
+                out += [f"  {n:>6}  {text.rstrip()}" for n, text in site.lines[:SHOWN]]
+                out += [f"  {'':>6}  … and {len(site.lines) - SHOWN} more lines"] if len(site.lines) > SHOWN else []
+                continue
             how = ", ".join(f"`{v}`" for v in dict.fromkeys(site.verbs))
             count = site.count or len(site.lines)
             out.append(f"- {site.path}:{site.start}-{site.end}: {count} registration{'s' if count > 1 else ''} ({how})")
@@ -140,9 +149,11 @@ def _plural(thing: str) -> str:
     return thing if thing.endswith("s") else thing + "s"
 
 
-def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = ()) -> Registrations | None:
+def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = (),
+         hits: Sequence[tuple[str, int, int]] = ()) -> Registrations | None:
     """Where the Xs the question asks to add are registered; None where it asks no such thing. `by_words`:
-    the files BM25 over whole files ranks first for the question, whose sites weigh more."""
+    the files BM25 over whole files ranks first for the question, whose sites weigh more; `hits`: retrieval's
+    best code for it (path, first line, last line), best first, where no registration is found."""
     parsed = parse(question)
     if parsed is None:
         return None
@@ -210,6 +221,11 @@ def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = 
     sites.sort(key=lambda s: (-s.score, s.path))
     sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
     found = Registrations(thing, sites)
+    near = nearest_lines(root, list(hits), word_stems(thing.split()[-1])) if not sites and NEAREST else None
+    if near is not None:  # none registers them: where retrieval's best code names them, no pattern to copy
+        path, lines = near
+        return Registrations(thing, [Site(path, lines, ["names them"], 0.0, len(lines), (lines[0][0],) * 2)],
+                             nearest=True)
     if sites:
         found.pattern = _pattern(root, sites[0])
         found.also = _also(root, files, found.pattern, {s.path for s in sites})

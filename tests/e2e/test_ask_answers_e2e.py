@@ -49,6 +49,17 @@ def test_where_to_add_an_endpoint_or_a_command_leads_with_their_registrations(tm
     assert "In the code:" not in none["answer"]  # no unrelated helper named instead
 
 
+def test_where_no_registration_names_them_the_best_code_that_names_them_is_shown(make_repo):
+    from tests.unit.test_registrations import SCREEN, TOKENS
+
+    root = make_repo({"lib/format.js": TOKENS, "app/screen.py": SCREEN})
+    answer = run_json("ask", "Where do I add a new token, like :request-id?", "-C", str(root), env=NONE)
+    assert answer["registrations"]["places"] == [{"path": "lib/format.js", "start_line": 2, "end_line": 3}], answer
+    assert answer["answer"].startswith("No place in this repository registers tokens"), answer["answer"]
+    assert "names them:\n- lib/format.js:2-3\n" in answer["answer"] and "      3      switch (token) {" in answer["answer"]
+    assert ("lib/format.js", 2) in {(c["path"], c["start_line"]) for c in answer["citations"] if c["verified"]}
+
+
 def _session() -> str:
     """tests/unit/test_outline.py's REDIRECT as a method of a class in a module, lines 7 to 20."""
     from tests.unit.test_outline import REDIRECT

@@ -9,6 +9,7 @@ import pytest
 
 from codeasst.answer import registration_question as rq
 from codeasst.answer import registrations as reg
+from codeasst.answer.registration_siblings import NEAREST_HITS
 
 ROUTES = '''from fastapi import APIRouter
 
@@ -137,6 +138,32 @@ def test_no_registration_for_the_thing_is_said_plainly(tmp_path):
     found = reg.find(root, files, "Where do I add a database migration?")
     assert not found.sites and not found.places()
     assert found.render().startswith("No place in this repository registers database migrations")
+
+
+TOKENS = '''function compile(format) {
+  return format.replace(/:([-\\w]+)/g, function (_, token) {
+    switch (token) {
+      case 'method': return req.method
+      case 'status': return res.statusCode
+      case 'url': return req.url
+    }
+  })
+}
+'''
+
+
+def test_no_registration_found_shows_where_the_best_code_names_them(tmp_path):
+    root, files = _repo(tmp_path, {"index.js": TOKENS, "app/screen.py": SCREEN})
+    question = "Where do I add a new token, like :request-id?"
+    assert not reg.find(root, files, question).sites  # no form of registration: a switch on its name
+    found = reg.find(root, files, question, hits=[("app/screen.py", 1, 4), ("index.js", 1, 9)])
+    assert found.nearest and found.places() == [("index.js", 2, 3)]  # the lines of retrieval's code naming them
+    assert found.render().startswith("No place in this repository registers tokens: no decorator, registration "
+                                     "call, route table or entry point names one. Where the code retrieval ranks "
+                                     "first for the question names them:\n- index.js:2-3\n")
+    assert found.to_json()["found"] == 1  # a place is shown: not an answer of none
+    far = [("app/screen.py", 1, 4)] * NEAREST_HITS + [("index.js", 1, 9)]
+    assert not reg.find(root, files, question, hits=far).sites  # beyond the best hits: none, said plainly
 
 
 def test_a_loop_that_registers_a_list_counts_each(tmp_path):
