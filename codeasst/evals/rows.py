@@ -13,7 +13,7 @@ from pathlib import Path
 
 from codeasst.errors import UsageError
 
-SPLITS = ("tune", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+SPLITS = ("tune", "test", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7")
 SPLIT_CHOICES = ("all", *SPLITS)
 
 
