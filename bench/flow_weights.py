@@ -126,6 +126,7 @@ def variants():
             "other file": checking_constant("OTHER_FILE", True),
             "no named definitions first": ask_constant("NAMED_FIRST", False),
             "flow not cited": ask_constant("FLOW_CITED", False),
+            "other files from the context only": ask_constant("MORE_FROM_HITS", False),
             "named x0": checking_constant("NAMED_WEIGHT", 0.0), "named x3": checking_constant("NAMED_WEIGHT", 3.0),
             "one file's lead, no file signal": lambda: (checking_constant("OTHER_FILE", False)(),
                                                         checking_constant("FILE_WEIGHT", 0.0)(), lead_of(2)(),

@@ -8,6 +8,7 @@ left it), kept so `codeasst eval ask` can measure them against each other in the
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -46,6 +47,9 @@ DEFINITION_LINES = 20
 # NAMED_NAMES names it writes as code, each naming at most NAMED_PER_NAME definitions (tune, 44 keyed
 # rows, lead alone: fact recall 0.407 -> 0.430, correct 0.205 -> 0.227; SWE-QA's files shown unchanged).
 NAMED_FIRST, NAMED_NAMES, NAMED_PER_NAME = True, 3, 2
+# The lead's definitions of other files come from all of retrieval's hits, not only from those the
+# model's context holds (which, with ask.model = none, no model reads).
+MORE_FROM_HITS = True
 # Roles of retrieval's hits a "where do I add X?" may lead with where no registration names the Xs.
 CODE_ROLES = frozenset({"implementation", "config"})
 # The flow's steps and callers are places the answer shows, cited as the lead's definitions are.
@@ -200,6 +204,8 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         plan.definitions = checking.lead(answer.excerpts, [f.hit for f in result.hits], bounded,
                                          intent.WANTED[result.intent], services.repo.root,
                                          by_words, named)
+        if where is None and MORE_FROM_HITS:
+            plan.definitions += _other_files(services, result, plan.definitions, bounded, per_excerpt, by_words, named)
         if where is not None:
             answer.registrations = where.to_json()
             plan.registered = where.places()
@@ -227,6 +233,24 @@ def _excerpt_plan(services: Services, answer: Answer, bounded: str, piped: str, 
         context=grounding.render_numbered(answer.excerpts, piped, line_numbers=checked), question=bounded)
     plan.shown = [(e.path, e.start_line, e.end_line) for e in answer.excerpts]
     return plan
+
+
+def _other_files(services: Services, result: Retrieval, lead: list, question: str, per_excerpt: int,
+                 by_words: list[str], named: list) -> list:
+    """Definitions of other files than the lead's, each the best of its file among all of retrieval's hits
+    (not only those the model's context holds), until the lead holds checking.MAX_LEAD; none where
+    nothing leads (a test or docs answered better)."""
+    if not lead or len(lead) >= checking.MAX_LEAD:
+        return []
+    pool = grounding.select_excerpts(result.hits, question, sys.maxsize, per_excerpt)
+    found = checking.lead(pool, [f.hit for f in result.hits], question, intent.WANTED[result.intent],
+                          services.repo.root, by_words, named)
+    files, more = {d.path for d in lead}, []
+    for d in found:
+        if d.path not in files and len(lead) + len(more) < checking.MAX_LEAD:
+            files.add(d.path)
+            more.append(d)
+    return more
 
 
 def _files_by_words(services: Services, result, question: str) -> list[str]:

@@ -60,6 +60,18 @@ def test_where_no_registration_names_them_the_best_code_that_names_them_is_shown
     assert ("lib/format.js", 2) in {(c["path"], c["start_line"]) for c in answer["citations"] if c["verified"]}
 
 
+def test_the_lead_names_other_files_definitions_beyond_what_the_models_context_holds(make_repo):
+    steps = "".join(f"    total = total + price * {i}  # add the tax of band {i}\n" for i in range(20))
+    root = make_repo({"tax.py": f'def compute_tax(price):\n    """Compute the sales tax of a price."""\n    total = 0\n'
+                                f"{steps}    return total\n",
+                      "rates.py": 'def tax_rate(region):\n    """The sales tax rate of a region."""\n    return 0.2\n'})
+    env = {**NONE, "CODEASST_ASK__CONTEXT_CHARS": "400"}  # the model's context holds one of them
+    answer = run_json("ask", "How is the sales tax of a price computed?", "-C", str(root), env=env)
+    assert len(answer["excerpts"]) == 1, answer["excerpts"]
+    listed = {c["path"] for c in answer["citations"] if c["reason"] == "codeasst's definition listing"}
+    assert listed == {"tax.py", "rates.py"}, answer["answer"]
+
+
 def _session() -> str:
     """tests/unit/test_outline.py's REDIRECT as a method of a class in a module, lines 7 to 20."""
     from tests.unit.test_outline import REDIRECT
