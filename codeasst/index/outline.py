@@ -9,8 +9,10 @@ with the statement under it that does the work (a `del`, a literal assigned, a r
 into the repository (the caller says which lines call what, from the code graph, with the target's
 `path:line`); assignments to attributes and constants, and deletes; other calls. Kept lines stay in
 source order with their line numbers and indentation; what lies between is folded, the number of the
-line after a fold marked (`…128`), and a fold never hides a single line: that line is shown instead. Every line shown is a line of the file as
-it is now, so an outline cannot be wrong about the code, only short.
+line after a fold marked (`…128`), and a fold never hides a single line that holds a word: that line is
+shown instead. A docstring's first sentence, which the definition's heading shows, is not kept for the
+question's words. Every line shown is a line of the file as it is now, so an outline cannot be wrong
+about the code, only short.
 
 A class's outline is its attributes and its members' first lines; asked a question, it descends into
 the methods the question matches instead, and names the others on one line (`… and 14 more methods:`).
@@ -211,8 +213,32 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
             marks[number] = min(marks.get(number, "call"), "repo call", key=RANK.__getitem__)
     marks[start] = "first"
     matched = _matched(lines, start, end, focus) if focus is not None and not members else {}
+    for number in _summary(lines, start, end):  # the heading shows the docstring's first sentence already
+        matched.pop(number, None)
     chosen = _choose(shape, matched, max_lines, _CLASS_RANK if members else RANK)
     return Outline(path, start, end, _kept(lines, chosen, marks, calls, start, end))
+
+
+_DOC_OPEN = re.compile(r"""^\s*[rRuUbB]?(\"\"\"|\'\'\')""")
+_SENTENCE_END = re.compile(r"""[.!?](?:\s|$)|\"\"\"|\'\'\'""")
+
+
+def _summary(lines: list[str], start: int, end: int) -> range:
+    """The lines of a Python docstring's first sentence (its opening quotes on), which a definition's
+    heading shows as its doc: the first lines after the signature, where a docstring opens there."""
+    number = start
+    while number < end and not lines[number - 1].rstrip().endswith(":"):  # a signature over several lines
+        number += 1
+    opening = number + 1
+    match = _DOC_OPEN.match(lines[opening - 1]) if opening <= end else None
+    if match is None:
+        return range(0)
+    last = opening
+    rest = lines[opening - 1][match.end():]
+    while not (rest.strip() and _SENTENCE_END.search(rest)) and last < end and lines[last].strip():
+        last += 1
+        rest = lines[last - 1]
+    return range(opening, last + 1)
 
 
 @dataclass
@@ -273,7 +299,7 @@ def _kept(lines: list[str], chosen: Sequence[int], marks: Mapping[int, str], cal
     """The chosen lines in source order, and each line a fold would hide alone shown instead, unless blank."""
     numbers = sorted(set(chosen))
     fills = [n + 1 for n, m in zip([start - 1, *numbers], [*numbers, end + 1], strict=True) if m - n == 2]
-    fills = [n for n in fills if start <= n <= end and n not in numbers and lines[n - 1].strip()]
+    fills = [n for n in fills if start <= n <= end and n not in numbers and re.search(r"\w", lines[n - 1])]
     return [Line(n, lines[n - 1].rstrip(), "fill" if n in fills else marks.get(n, "work"),
                  tuple(calls.get(n, ()))) for n in sorted([*numbers, *fills])]
 

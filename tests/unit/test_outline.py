@@ -57,6 +57,23 @@ def test_the_loop_its_exits_and_the_raise_with_its_message_are_kept():
     assert "     8          attempts += 1" in rendered and kinds[8] == "fill"  # a fold never hides one line
 
 
+def test_the_docstrings_first_sentence_is_the_headings_not_the_outlines():
+    text = ('def kron(a, b):\n    """\n    The Kronecker product of two\n    matrices.\n\n'
+            '    A Kronecker product of matrices is a matrix.\n    """\n    if not a:\n        return b\n'
+            '    return product(a, b)\n')
+    got = outline("k.py", text, 1, 10, focus=Focus.of("What is the Kronecker product of two matrices?"))
+    shown = {line.number for line in got.lines}
+    assert not shown & {2, 3, 4}  # the heading shows "The Kronecker product of two matrices."
+    assert 6 in shown  # a later sentence that holds the question's words is the outline's
+
+
+def test_a_line_of_punctuation_alone_is_folded_not_shown():
+    text = "function f(x) {\n  if (x) {\n    return 1;\n  }\n  return 2;\n}\n"
+    got = outline("f.js", text, 1, 6)
+    assert [line.number for line in got.lines] == [1, 2, 3, 5]  # `}` alone: folded, the next number marked
+    assert got.render()[-1] == "    …5    return 2;"
+
+
 def test_a_blank_line_alone_is_folded_not_shown():
     text = "def f(x):\n    y = x.get()\n\n    return y\n"
     got = outline("f.py", text, 1, 4, max_lines=2)
