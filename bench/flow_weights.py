@@ -26,6 +26,7 @@ import shown_files
 
 DATA = [ROOT / "tests/data/ask/facts.jsonl", ROOT / "tests/data/ask/sweqa.jsonl"]
 WHERE = ROOT / "tests/data/ask/where_add.jsonl"  # --where: the "where do I add X?" rows (lead_in_site)
+INDEXED_HOME = Path.home() / ".cache/codeasst-bench-indexed"  # --indexed: its checkouts and indexes
 SWEQA = ROOT / "tests/data/ask/sweqa.jsonl"  # --shown: every SWE-QA row, for the files the answer shows
 
 
@@ -209,10 +210,13 @@ def main() -> int:
                         help="every SWE-QA row instead, with the files the answer shows (bench/shown_files.py)")
     parser.add_argument("--indexed", action="store_true",
                         help="first index each repository as `codeasst index` leaves it: every chunk with the first "
-                             "phase's (static) vectors; without it the eval indexes as `ask` does on a repository "
-                             "never indexed (words first where more chunks wait than index.search_embed_limit)")
+                             "phase's (static) vectors, in a CODEASST_HOME of its own (INDEXED_HOME), so the other "
+                             "runs' indexes stay as `ask` leaves a repository never indexed (words first where more "
+                             "chunks wait than index.search_embed_limit)")
     args = parser.parse_args()
     os.environ["CODEASST_ASK__MODEL"] = "none"
+    if args.indexed:  # the variants' processes inherit it
+        os.environ["CODEASST_HOME"] = str(INDEXED_HOME)
     if args.variant:
         print(json.dumps(run(args.variant, args.split, args.files)))
         return 0
