@@ -221,15 +221,20 @@ def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = 
     sites.sort(key=lambda s: (-s.score, s.path))
     sites = [s for s in sites if s.score >= sites[0].score / 3][:MAX_SITES] if sites else []
     found = Registrations(thing, sites)
-    near = nearest_lines(root, list(hits), word_stems(thing.split()[-1])) if not sites and NEAREST else None
-    if near is not None:  # none registers them: where retrieval's best code names them, no pattern to copy
-        path, lines = near
-        return Registrations(thing, [Site(path, lines, ["names them"], 0.0, len(lines), (lines[0][0],) * 2)],
-                             nearest=True)
-    if sites:
-        found.pattern = _pattern(root, sites[0])
-        found.also = _also(root, files, found.pattern, {s.path for s in sites})
+    if not sites:  # none registers them: where retrieval's best code names them, if it does; nothing to copy
+        return _nearest(root, hits, thing) or found
+    found.pattern = _pattern(root, sites[0])
+    found.also = _also(root, files, found.pattern, {s.path for s in sites})
     return found
+
+
+def _nearest(root: Path, hits: Sequence[tuple[str, int, int]], thing: str) -> Registrations | None:
+    """The lines that name the X in retrieval's best code, as the one site of what registers none."""
+    near = nearest_lines(root, list(hits), word_stems(thing.split()[-1])) if NEAREST else None
+    if near is None:
+        return None
+    path, lines = near
+    return Registrations(thing, [Site(path, lines, ["names them"], 0.0, len(lines), (lines[0][0],) * 2)], nearest=True)
 
 
 def _data_site(root: Path, path: str) -> Site | None:
