@@ -22,13 +22,13 @@ from pathlib import Path
 
 from codeasst.answer import grounding
 from codeasst.answer.lines import LIST_MARK, PLACE, Lines, hold
+from codeasst.index.outline_focus import DOCSTRING
 
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 # A definition's first line, in the languages the chunker parses.
 SIGNATURE_START = re.compile(r"^\s*(?:(?:export|default|public|private|protected|static|async|pub|final|abstract|"
                              r"override|inline|virtual|unsafe)\s+)*"
                              r"(?:def|class|function|func|fn|interface|struct|type|enum|trait|impl)\b")
-DOCSTRING = re.compile(r'^\s*[rRuUbB]?("""|\'\'\')\s*(.*)')
 COMMENT = re.compile(r"^\s*(?://+|#+|/\*+|\*+)\s?(.*?)\s*(?:\*/)?$")
 # Not before a quote: a quoted question ends in "?" too.
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[])")

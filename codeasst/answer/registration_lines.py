@@ -236,3 +236,11 @@ def shown_verb(text: str, verb: str) -> str:
         return verb
     return f"{verb}(…)" if verb[:1].isupper() and "." + verb not in text or verb in ("path", "re_path", "url") \
         else f".{verb}"
+
+
+def file_rows(root: Path, path: str) -> list[str]:
+    """The lines of the file `path` under `root` as it is now; none where it cannot be read."""
+    try:
+        return (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []

@@ -25,8 +25,10 @@ PART_LATER = re.compile(r"\b(?:(?:in|to|of|for|from|into)\s+the\s+(?P<part>[\w./
 # comma ("If I wanted X, how would I ...") or after "show me" / "tell me" / "know".
 ASKS = re.compile(r"(?:^|(?<=[.?!,;:])\s+|\b(?:me|us|know)\s+)\W*(?:where|how|which\s+file|in\s+which\s+file|"
                   r"what\s+file|what(?:'s|\s+is)\s+the\s+(?:right|best|usual)\s+place)\b", re.IGNORECASE)
-ADDS = re.compile(r"\b(?:add|register|create|put|define|declare|configure|hook|wire|plug|attach|"
-                  r"mount|introduce|implement|set\s+up|go|live|belong)(?:s|d|ed|ing)?\b|\blisted\b", re.IGNORECASE)
+# The verbs that say an X is registered somewhere, and those that say one is made; with their endings.
+REGISTERS = r"register|configure|declare|mount|wire|hook|plug|attach|set\s+up|go|live|belong"
+ENDINGS = r"(?:s|d|ed|ing)?"
+ADDS = re.compile(rf"\b(?:add|create|put|define|introduce|implement|{REGISTERS}){ENDINGS}\b|\blisted\b", re.IGNORECASE)
 # "Where is the list of supported shells?", "where's the table of handlers": where the Xs are listed.
 LISTS = re.compile(r"^(?:'s|\s+is|\s+are)\s+the\s+(?:list|table|registry|map|set|array)\s+of\s+(?:the\s+)?"
                    r"(?:supported\s+|available\s+|known\s+|existing\s+|registered\s+|built-in\s+)?(?P<thing>[^?.!;]+)",
@@ -41,8 +43,7 @@ TAKES = re.compile(r"(?:support|accept|handle|recogni[sz]e)s?\b", re.IGNORECASE)
 CLAUSE_END = re.compile(r"[;?]|,?\s+(?:and|but)\s+(?:what|which|how|when|where|why|if|is|are|does|do)\b|"
                         r",\s*(?:what|which|how|when|where|why|if|so)\b", re.IGNORECASE)
 # Where no one adds and nothing is new ("where is X registered?"), only the verbs that say X is registered.
-LAST_VERBS = re.compile(r"(?:register|configure|declare|mount|wire|hook|list|plug|attach|set\s+up|go|live|belong)"
-                        r"(?:s|d|ed|ing)?", re.IGNORECASE)
+LAST_VERBS = re.compile(rf"(?:list|{REGISTERS}){ENDINGS}", re.IGNORECASE)
 THING_END = re.compile(r"[?,;:()!]|\.(?=\s|$)|\s(?:to|in|into|for|so|that|with|under|on|of|such|like|say|e\.g|i\.e|from|at|"
                        r"besides|beside|alongside|beyond|other|than|and|or|which|where|when|can|should|next)\b",
                        re.IGNORECASE)

@@ -16,6 +16,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from codeasst.answer.registration_lines import file_rows
 from codeasst.index.roles import role_of
 from codeasst.index.words import STEM, stems
 from codeasst.retrieve import lexical
@@ -104,10 +105,7 @@ def nearest_lines(root: Path, hits: list[tuple[str, int, int]], words: set[str])
     """The first of `hits` (path, first line, last line: retrieval's best code, best first) with lines
     that hold one of `words` (the X's stems), and those lines; None where none does."""
     for path, start, end in hits[:NEAREST_HITS]:
-        try:
-            rows = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
+        rows = file_rows(root, path)
         found = [(n, rows[n - 1]) for n in range(max(start, 1), min(end, len(rows)) + 1) if stems(rows[n - 1]) & words]
         if found:
             return path, found

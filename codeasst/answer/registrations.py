@@ -32,6 +32,7 @@ from codeasst.answer.registration_lines import (
     alias_of,
     classify,
     entry_group,
+    file_rows,
     is_hanging,
     is_keyed,
     is_prose,
@@ -179,7 +180,7 @@ def find(root: Path, files: list[str], question: str, by_words: Sequence[str] = 
     searched = files if prose else [f for f in files if not is_prose(f)]  # a README's samples register nothing
     for path, number, text, bound in _with_aliases(root, lexical.lines_matching(root, searched, PATTERN), rows):
         # a call whose arguments start on the next line: `router.get(\n  '/profiles/:username',`
-        following = rows.setdefault(path, _rows(root, path))[number:number + 1] if text.rstrip().endswith("(") else []
+        following = rows.setdefault(path, file_rows(root, path))[number:number + 1] if text.rstrip().endswith("(") else []
         verb = bound or classify(path, text, kind, "".join(following))
         group = _group(root, path, number, rows) if verb == "entry point" else ""
         if group is None:
@@ -240,7 +241,7 @@ def _nearest(root: Path, hits: Sequence[tuple[str, int, int]], thing: str) -> Re
 def _data_site(root: Path, path: str) -> Site | None:
     """A data file named for the Xs (`languages.json`) as a site: its table's first lines, and how many
     entries it holds (a JSON object's, or the one table it wraps; else its top-level keys)."""
-    rows = _rows(root, path)
+    rows = file_rows(root, path)
     try:
         data = json.loads("\n".join(rows)) if path.endswith(".json") else None
     except ValueError:
@@ -273,7 +274,7 @@ def _with_aliases(root: Path, found, rows: dict[str, list[str]]):
             yield path, number, text, None
     for path, names in aliased.items():
         call = re.compile(rf"^\s*(?:{'|'.join(map(re.escape, names))})\s*\(")
-        for number, row in enumerate(rows.setdefault(path, _rows(root, path)), start=1):
+        for number, row in enumerate(rows.setdefault(path, file_rows(root, path)), start=1):
             found_call = call.match(row)
             if found_call:
                 yield path, number, row, names[found_call.group(0).strip().rstrip("(").strip()]
@@ -289,7 +290,7 @@ def _group(root: Path, path: str, number: int, rows: dict[str, list[str]]) -> st
     (package.json's `bin`), None where the line is under no entry-point table."""
     if Path(path).name not in ENTRY_FILES:
         return ""
-    group = entry_group(rows.setdefault(path, _rows(root, path)), number)
+    group = entry_group(rows.setdefault(path, file_rows(root, path)), number)
     return group if group is not None or Path(path).name == "package.json" else None
 
 
@@ -335,7 +336,7 @@ def _site(root: Path, path: str, found: list[tuple[int, str, str]], named: set[s
     """A file's registrations as a site, weighed by how many things they register, the file's role,
     whether the question names its file ("the items API": items.py), and whether it is the registrar
     itself (it defines `add_command`) rather than a place that registers."""
-    rows = _rows(root, path)
+    rows = file_rows(root, path)
     lines: dict[int, str] = {}
     count, score, first = 0, 0.0, (0, 0)
     for number, text, verb in sorted(found):
@@ -434,17 +435,10 @@ def _loop_items(rows: list[str], number: int) -> tuple[int, int]:
     return 1, number
 
 
-def _rows(root: Path, path: str) -> list[str]:
-    try:
-        return (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-
-
 def _pattern(root: Path, site: Site) -> tuple[str, list[tuple[int, str]]] | None:
     """One registration to copy: the site's first, with the definition it decorates (its decorators, its
     first line and its body), or the whole call; cut at PATTERN_LINES."""
-    rows = _rows(root, site.path)
+    rows = file_rows(root, site.path)
     if not rows:
         return None
     first, end = site.first  # 1-based, inclusive

@@ -2,17 +2,17 @@
 folding or `git grep -p` shows the shape of a function.
 
 Kept, by what they are (most telling first, while the budget lasts): the definition's first line;
-where a question is asked (`Focus`), the lines that match its words or the code forms they stand for
-(remove: `del`, `pop`; message: string literals; default: default values), each with the branch that
-encloses it; returns, raises (with their message's lines) and loop exits; branch and loop headers, each
-with the statement under it that does the work (a `del`, a literal assigned, a return or a raise); calls
-into the repository (the caller says which lines call what, from the code graph, with the target's
-`path:line`); assignments to attributes and constants, and deletes; other calls. Kept lines stay in
-source order with their line numbers and indentation; what lies between is folded, the number of the
-line after a fold marked (`…128`), and a fold never hides a single line that holds a word: that line is
-shown instead. A docstring's first sentence, which the definition's heading shows, is not kept for the
-question's words. Every line shown is a line of the file as it is now, so an outline cannot be wrong
-about the code, only short.
+where a question is asked (`Focus`, index/outline_focus.py), the lines that match its words or the code
+forms they stand for (remove: `del`, `pop`; message: string literals; default: default values), each
+with the branch that encloses it; returns, raises (with their message's lines) and loop exits; branch
+and loop headers, each with the statement under it that does the work (a `del`, a literal assigned, a
+return or a raise); calls into the repository (the caller says which lines call what, from the code
+graph, with the target's `path:line`); assignments to attributes and constants, and deletes; other
+calls. Kept lines stay in source order with their line numbers and indentation; what lies between is
+folded, the number of the line after a fold marked (`…128`), and a fold never hides a single line that
+holds a word: that line is shown instead. A docstring's first sentence, which the definition's heading
+shows, is not kept for the question's words. Every line shown is a line of the file as it is now, so an
+outline cannot be wrong about the code, only short.
 
 A class's outline is its attributes and its members' first lines; asked a question, it descends into
 the methods the question matches instead, and names the others on one line (`… and 14 more methods:`).
@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from codeasst.index import chunker, grammars
+from codeasst.index.outline_focus import Focus, matched_lines, summary
 from codeasst.index.words import stems
 
 MAX_LINES = 12  # a definition's outline, its first line included
@@ -40,51 +41,13 @@ STATEMENT_LINES = 3  # of a raise's or return's own lines, kept together (its me
 # (Kotlin's `this.x`), the assignment is kept; so is one to a CONSTANT.
 # A class's outline is its members: their first lines and its attributes, not what the methods do.
 _CLASS_RANK = {"first": 0, "def": 1, "assign": 2}
-
-RANK = {"first": 0, "def": 1, "assign": 2}
-
 RANK = {"first": 0, "raise": 1, "return": 1, "exit": 1, "branch": 2, "loop": 2, "block": 2, "repo call": 3, "def": 4,
         "assign": 5, "delete": 5, "work": 5, "call": 6, "match": 7, "fill": 8}
 # Where a question is asked, this many of a definition's best-matching lines (with the branch around
 # each) come before every kind above but the first line: the rest keep their kind's rank.
 MATCH_SHARE = 0.7
-# A question word on more than this share of a definition's lines tells none of them apart.
-COMMON_SHARE = 0.34
 MATCHED_METHODS = 3  # of a class asked about, the methods shown with their own outlines
 MORE_NAMES = 12  # of the others, the names listed on the one line that stands for them
-
-# The code forms a question's words stand for, by the words' stems (index.words.stems).
-FORMS = {"delete": frozenset({"remo", "dele", "drop", "disc", "clea", "purg", "unse", "evic", "pop"}),
-         "message": frozenset({"mess", "text", "word", "says", "warn"}),
-         "default": frozenset({"defa", "fall", "unle", "omit", "miss"})}
-_FORM_LINES = {
-    "delete": re.compile(r"^\s*del\b|\bdelete\b|\.(?:pop|popitem|discard|remove|clear)\("),
-    "message": re.compile(r"""(["'])(?:(?!\1).)*?[A-Za-z]\s+[A-Za-z](?:(?!\1).)*?\1"""),
-    "default": re.compile(r"""\bdefaults?\b|\.get\([^,()]+,|setdefault|(?<![=!<>])=\s*(?:None|True|False|null|nil|-?\d|["'\[{])"""),
-}
-
-
-@dataclass(frozen=True)
-class Focus:
-    """What a question asks, as an outline weighs a line against it: the stems of its words, and the
-    code forms they stand for (FORMS)."""
-
-    words: frozenset[str]
-    forms: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, question: str) -> Focus:
-        # "popped" and "pushed" ask about `pop` and `push`: their stems without the ending, too.
-        plain = re.sub(r"\b(\w{2,}?)(\w)\2(?:ed|ing)\b", r"\1\2", question)
-        plain = re.sub(r"\b(\w{3,}?)(?:ed|ing|es)\b", r"\1", plain)
-        words = frozenset(stems(question) | stems(plain))
-        return cls(words, frozenset(form for form, said in FORMS.items() if words & said))
-
-    def score(self, text: str, common: frozenset[str] = frozenset()) -> int:
-        """How much of the question `text` holds: its words (less the `common` ones), and a code form."""
-        found = len((stems(text) & self.words) - common)
-        return found + sum(1 for form in self.forms if _FORM_LINES[form].search(text))
-
 
 @dataclass(frozen=True)
 class Kinds:
@@ -212,33 +175,11 @@ def outline(path: str, text: str, start: int, end: int, calls: Mapping[int, Sequ
         if start <= number <= end and targets:
             marks[number] = min(marks.get(number, "call"), "repo call", key=RANK.__getitem__)
     marks[start] = "first"
-    matched = _matched(lines, start, end, focus) if focus is not None and not members else {}
-    for number in _summary(lines, start, end):  # the heading shows the docstring's first sentence already
+    matched = matched_lines(lines, start, end, focus) if focus is not None and not members else {}
+    for number in summary(lines, start, end):  # the heading shows the docstring's first sentence already
         matched.pop(number, None)
     chosen = _choose(shape, matched, max_lines, _CLASS_RANK if members else RANK)
     return Outline(path, start, end, _kept(lines, chosen, marks, calls, start, end))
-
-
-_DOC_OPEN = re.compile(r"""^\s*[rRuUbB]?(\"\"\"|\'\'\')""")
-_SENTENCE_END = re.compile(r"""[.!?](?:\s|$)|\"\"\"|\'\'\'""")
-
-
-def _summary(lines: list[str], start: int, end: int) -> range:
-    """The lines of a Python docstring's first sentence (its opening quotes on), which a definition's
-    heading shows as its doc: the first lines after the signature, where a docstring opens there."""
-    number = start
-    while number < end and not lines[number - 1].rstrip().endswith(":"):  # a signature over several lines
-        number += 1
-    opening = number + 1
-    match = _DOC_OPEN.match(lines[opening - 1]) if opening <= end else None
-    if match is None:
-        return range(0)
-    last = opening
-    rest = lines[opening - 1][match.end():]
-    while not (rest.strip() and _SENTENCE_END.search(rest)) and last < end and lines[last].strip():
-        last += 1
-        rest = lines[last - 1]
-    return range(opening, last + 1)
 
 
 @dataclass
@@ -252,20 +193,6 @@ class _Shape:
     under: dict[int, int] = field(default_factory=dict)
     methods: list[tuple[str, int, int]] = field(default_factory=list)
     constructors: set[int] = field(default_factory=set)  # the first lines of the methods that construct
-
-
-def _matched(lines: list[str], start: int, end: int, focus: Focus) -> dict[int, int]:
-    """Line -> how much of the question it holds, for the lines of `start`..`end` that hold some; a
-    word on most of the definition's lines tells none of them apart and is not counted."""
-    texts = {n: lines[n - 1] for n in range(start + 1, end + 1) if lines[n - 1].strip()}
-    found = {n: stems(t) & focus.words for n, t in texts.items()}
-    counts: dict[str, int] = {}
-    for words in found.values():
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
-    common = frozenset(w for w, c in counts.items() if len(texts) >= 6 and c > COMMON_SHARE * len(texts))
-    scores = {n: focus.score(texts[n], common) if found[n] or focus.forms else 0 for n in texts}
-    return {n: score for n, score in scores.items() if score > 0}
 
 
 def _choose(shape: _Shape, matched: dict[int, int], max_lines: int, rank: Mapping[str, int]) -> list[int]:
@@ -313,7 +240,7 @@ def _class_asked(path: str, text: str, start: int, end: int, calls: Mapping[int,
     scores = {first: score for score, first in by_name if score}
     if not scores:  # no method is named: the one whose lines hold most of the question
         for name, first, last in shape.methods:
-            score = sum(_matched(lines, first, last, focus).values())
+            score = sum(matched_lines(lines, first, last, focus).values())
             if score:
                 scores[first] = score
     picked = sorted(scores, key=lambda n: (-scores[n], n))[:MATCHED_METHODS]
